@@ -1,0 +1,73 @@
+"""Command line: ``python -m model summarize|trace …`` (run with ``--help``)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+
+def read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m model", description="BertSumExt with attention capture.")
+    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--k", type=int, default=3, help="sentences in the summary (default 3)")
+    common.add_argument("--no-trigram-block", dest="block", action="store_false",
+                        help="do not skip candidates sharing a trigram with a chosen sentence")
+    common.add_argument("--backbone", help="Hugging Face BERT directory (default: embedded all-MiniLM-L6-v2)")
+    common.add_argument("--checkpoint", help="BertSumExt weights: .safetensors or PreSumm/BertSum .pt")
+    common.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available")
+    s = sub.add_parser("summarize", parents=[common], help="extract a summary")
+    s.add_argument("file", nargs="?", default="-", help="text file, or - for stdin (default)")
+    s.add_argument("--jsonl", metavar="IN", help='one {"id": …, "text": …} per line; one result per line out')
+    s.add_argument("--json", action="store_true", help="print JSON instead of the summary text")
+    t = sub.add_parser("trace", parents=[common], help="capture attention, masks, positions to .npz")
+    t.add_argument("file", help="text file, or - for stdin")
+    t.add_argument("--out", required=True, help="output .npz")
+    args = p.parse_args(argv)
+
+    from .summarizer import Summarizer
+
+    if args.k < 1:
+        p.error("--k must be at least 1")
+    try:
+        run(args, Summarizer.load(args.backbone, args.checkpoint, args.device))
+    except (OSError, ValueError) as e:  # bad file, bad checkpoint, empty or undecodable text
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args, summarizer) -> None:
+    if args.command == "trace":
+        trace = summarizer.trace(read_text(args.file), args.k, args.block)
+        np.savez_compressed(args.out, **trace.arrays())
+        print(f"wrote {args.out}: {len(trace.tokens)} tokens, {len(trace.input_sentences)} sentences",
+              file=sys.stderr)
+    elif args.jsonl:
+        from tqdm import tqdm
+
+        with open(args.jsonl, encoding="utf-8") as f:
+            lines = [line for line in f if line.strip()]
+        for n, line in enumerate(tqdm(lines, desc="summarize", unit="doc", file=sys.stderr), 1):
+            try:
+                doc = json.loads(line)
+                result = {"id": doc.get("id", n), **summarizer.summarize(doc["text"], args.k, args.block).to_json()}
+            except (ValueError, KeyError, TypeError, AttributeError) as e:  # one bad line must not lose the rest
+                result = {"id": n, "error": f"line {n}: {type(e).__name__}: {e}"}
+            print(json.dumps(result, ensure_ascii=False), flush=True)
+    else:
+        summary = summarizer.summarize(read_text(args.file), args.k, args.block)
+        print(json.dumps(summary.to_json(), ensure_ascii=False) if args.json else summary.summary)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

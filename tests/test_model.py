@@ -1,0 +1,417 @@
+"""Model core: shapes and invariants on tiny random configs, parity with transformers and
+with a plain transcription of PreSumm's math, checkpoint loading, capture under threads, CLI."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from model.bert import BertConfig, BertModel, extended_mask
+from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
+from model.summarizer import BertSumExt, EmptyDocumentError, Summarizer, record, select
+from model.text import WordPieceTokenizer
+
+SAMPLE = Path(__file__).parent / "data" / "sample.txt"
+WORDS = "the a of to and in is was it on for he she said that with by at news oil price growth".split()
+DOC = ("The oil price rose again on Monday in London. Analysts said the growth was a surprise to them. "
+       "He said that it was news for the market. She said the price is high for a week. "
+       "It was said by the news that growth is on. The end.")
+
+
+def tiny_backbone(directory: Path, layers=2, heads=2, hidden=16, seed=0) -> Path:
+    """A random BERT in Hugging Face layout: config.json, vocab.txt, model.safetensors."""
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + WORDS + [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"] + list("abcdefghijklmnopqrstuvwxyz")
+    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    cfg = dict(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+               intermediate_size=4 * hidden, max_position_embeddings=128, hidden_act="gelu", model_type="bert")
+    (directory / "config.json").write_text(json.dumps(cfg))
+    torch.manual_seed(seed)
+    bert = BertModel(BertConfig.from_json(directory / "config.json"))
+    save_file({k: v.contiguous() for k, v in bert.state_dict().items()}, directory / "model.safetensors")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Summarizer:
+    d = tiny_backbone(tmp_path_factory.mktemp("tiny"))
+    return Summarizer.load(d, inter=InterEncoderConfig(d_model=16, layers=2, heads=4, d_ff=32), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Summarizer:
+    return Summarizer.load(device="cpu")
+
+
+# --- shapes and invariants -------------------------------------------------------------
+
+def test_trace_shapes(tiny):
+    tr = tiny.trace(DOC)
+    T, S = len(tr.tokens), len(tr.input_sentences)
+    cfg, icfg = tiny.model.bert.config, tiny.model.ext_layer.config
+    L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
+    assert tr.bert_attention.shape == (L, H, T, T) and tr.bert_attention.dtype == torch.float16
+    for qkv in (tr.bert_query, tr.bert_key, tr.bert_value):
+        assert qkv.shape == (L, H, T, D // H)
+    assert tr.inter_attention.shape == (icfg.layers, icfg.heads, S, S)
+    assert tr.token_sentence.shape == tr.segment_ids.shape == (T,)
+    assert tr.token_mask.shape == tr.extended_mask.shape == (T,)
+    assert tr.cls_mask.shape == tr.inter_mask.shape == (S,)
+    assert tr.position_embeddings.shape == tr.token_type_embeddings.shape == (T, D)
+    assert tr.sentence_vectors.shape == tr.sentence_pe.shape == (S, D)
+    assert len(tr.summary.scores) == len(tr.summary.sentences)
+    assert all(not t.requires_grad and t.device.type == "cpu" for t in (tr.bert_attention, tr.sentence_pe))
+
+
+def test_masks_as_applied(tiny):
+    tr = tiny.trace(DOC)
+    assert tr.token_mask.all() and (tr.extended_mask == 0).all()  # one document: nothing padded
+    assert tr.cls_mask.all() and not tr.inter_mask.any()
+    assert torch.equal(tr.inter_mask, ~tr.cls_mask)
+
+
+@pytest.mark.parametrize("which", ["bert_attention", "inter_attention"])
+def test_attention_rows_sum_to_one(tiny, which):
+    a = getattr(tiny.trace(DOC), which).float()
+    assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=2e-3)
+    assert (a >= 0).all()
+
+
+def test_padded_keys_get_zero_weight(tiny):
+    """A batch with padding: BERT's additive mask and the inter encoder's boolean mask
+    must give padded keys (tokens / sentences) zero attention."""
+    bert, ext = tiny.model.bert, tiny.model.ext_layer
+    ids = torch.randint(5, 20, (2, 12))
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[1, 7:] = 0
+    probes = {f"p{i}": l.attention.self.softmax for i, l in enumerate(bert.encoder.layer)}
+    probes.update({f"i{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)})
+    cls_mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    with torch.no_grad(), record(probes) as rec:
+        bert(ids, torch.zeros_like(ids), mask)
+        scores = ext(torch.randn(2, 5, 16), cls_mask)
+    for i in range(len(bert.encoder.layer)):
+        p = rec[f"p{i}"][0]  # [B, H, T, T]
+        assert p[1, :, :, 7:].abs().max() < 1e-6 and p[0].min() > 0
+    for i in range(len(ext.transformer_inter)):
+        assert rec[f"i{i}"][0][1, :, :, 3:].abs().max() == 0
+    assert (scores[1, 3:] == 0).all() and (scores[0] > 0).all()
+    assert torch.equal(extended_mask(mask)[1, 0, 0], torch.tensor([0.0] * 7 + [-10000.0] * 5))
+
+
+def test_pe_rows_follow_the_formula(tiny):
+    tr = tiny.trace(DOC)
+    S, D = tr.sentence_pe.shape
+    ref = torch.tensor([[math.sin(p / 10000 ** (i / D)) if i % 2 == 0 else math.cos(p / 10000 ** ((i - 1) / D))
+                         for i in range(D)] for p in range(S)])
+    assert torch.allclose(tr.sentence_pe, ref, atol=1e-5)
+    assert torch.allclose(tr.pe_table(100)[:S], ref, atol=1e-5)
+
+
+def test_segments_alternate_and_cls_positions_start_sentences(tiny):
+    tr = tiny.trace(DOC)
+    rank = {int(s): r for r, s in enumerate(tr.input_sentences)}
+    assert [int(s) for s in tr.segment_ids] == [rank[int(s)] % 2 for s in tr.token_sentence]
+    starts = [0] + [t for t in range(1, len(tr.tokens)) if tr.token_sentence[t] != tr.token_sentence[t - 1]]
+    assert starts == list(tr.cls_positions)
+    assert all(tr.tokens[c] == "[CLS]" for c in tr.cls_positions)
+    assert all(tr.tokens[c - 1] == "[SEP]" for c in tr.cls_positions[1:]) and tr.tokens[-1] == "[SEP]"
+
+
+def test_position_and_segment_rows_are_the_tables_rows(tiny):
+    tr, emb = tiny.trace(DOC), tiny.model.bert.embeddings
+    T = len(tr.tokens)
+    assert torch.equal(tr.position_embeddings, emb.position_embeddings.weight[:T].detach())
+    assert torch.equal(tr.token_type_embeddings, emb.token_type_embeddings.weight[torch.from_numpy(tr.segment_ids)].detach())
+
+
+# --- preprocessing and selection ------------------------------------------------------------
+
+def test_short_sentences_are_shown_not_scored(tiny):
+    s = tiny.summarize(DOC)
+    assert s.sentences[-1] == "The end." and s.too_short == (len(s.sentences) - 1,)
+    assert s.scores[-1] is None and all(x is not None for x in s.scores[:-1])
+    assert s.too_short[0] not in s.selected
+
+
+def test_only_short_sentences_are_still_scored(tiny):
+    s = tiny.summarize("Hello there. Bye now.")
+    assert s.too_short == () and all(x is not None for x in s.scores)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t  "])
+def test_empty_document_is_a_clear_error(tiny, text):
+    with pytest.raises(EmptyDocumentError, match="empty"):
+        tiny.summarize(text)
+
+
+def test_length_limit_reports_what_was_cut(tiny):
+    text = " ".join(f"The oil price rose {i} times in the news on a day." for i in range(40))
+    s, enc = tiny.summarize(text), tiny.encode(text)
+    assert len(enc.tokens) <= tiny.max_tokens and s.truncated and s.tokens_cut > 0
+    assert all(s.scores[i] is None for i in s.truncated)
+    assert set(s.truncated) | set(enc.input_sentences) == set(range(len(s.sentences)))
+
+
+def test_one_sentence_longer_than_the_window_is_cut_not_dropped(tiny):
+    s, enc = tiny.summarize("oil " * 200), tiny.encode("oil " * 200)
+    assert len(enc.tokens) == tiny.max_tokens and enc.tokens[-1] == "[SEP]"
+    assert s.truncated == (0,) and s.tokens_cut == 202 - tiny.max_tokens and s.scores[0] is not None
+
+
+@pytest.mark.parametrize("block,expected", [(True, (0, 2)), (False, (0, 1))])
+def test_trigram_blocking(block, expected):
+    sents = ("the cat sat on the mat", "yes the cat sat down", "dogs bark loudly at night")
+    assert select([0.9, 0.8, 0.1], sents, 2, block) == expected
+
+
+def test_selection_is_top_k_in_document_order():
+    assert select([0.1, None, 0.9, 0.5, 0.7], tuple("abcde"), 3, False) == (2, 3, 4)
+
+
+# --- equivalence ------------------------------------------------------------------------------
+
+def test_bert_matches_transformers(minilm):
+    """Our BERT vs transformers.BertModel with the same MiniLM weights, padded batch."""
+    transformers = pytest.importorskip("transformers")
+    from model.load import default_backbone_dir
+
+    ref = transformers.BertModel.from_pretrained(default_backbone_dir(), attn_implementation="eager").eval()
+    ours = minilm.model.bert
+    ids = torch.tensor(minilm.tokenizer.ids(minilm.encode(SAMPLE.read_text()).tokens[:200]))[None].repeat(2, 1)
+    segs = (torch.arange(200) // 30 % 2)[None].repeat(2, 1)
+    mask = torch.ones(2, 200, dtype=torch.long)
+    mask[1, 150:] = 0
+    probes = {f"p{i}": l.attention.self.softmax for i, l in enumerate(ours.encoder.layer)}
+    with torch.no_grad(), record(probes) as rec:
+        h = ours(ids, segs, mask)
+        out = ref(input_ids=ids, token_type_ids=segs, attention_mask=mask, output_attentions=True)
+    real = mask.bool()
+    err_h = (h - out.last_hidden_state)[real].abs().max().item()
+    err_a = max((rec[f"p{i}"][0] - a)[0].abs().max().item() for i, a in enumerate(out.attentions))
+    err_a_pad = max((rec[f"p{i}"][0] - a)[1, :, :150].abs().max().item() for i, a in enumerate(out.attentions))
+    print(f"parity vs transformers: hidden {err_h:.2e}, attention {max(err_a, err_a_pad):.2e}")
+    assert err_h < 1e-5 and err_a < 1e-5 and err_a_pad < 1e-5
+
+
+def reference_inter_encoder(ext: TransformerInterEncoder, x: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """PreSumm's ExtTransformerEncoder written out plainly for one document, head by head."""
+    P = {k: v.double() for k, v in ext.state_dict().items()}
+    S, D = x.shape
+    H = ext.config.heads
+    dh = D // H
+
+    def ln(v, name, eps=1e-6):
+        mu, var = v.mean(-1, keepdim=True), v.var(-1, unbiased=False, keepdim=True)
+        return (v - mu) / torch.sqrt(var + eps) * P[name + ".weight"] + P[name + ".bias"]
+
+    def lin(v, name):
+        return v @ P[name + ".weight"].T + P[name + ".bias"]
+
+    def gelu(v):
+        return 0.5 * v * (1 + torch.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+
+    pe = torch.tensor([[math.sin(p / 10000 ** (i / D)) if i % 2 == 0 else math.cos(p / 10000 ** ((i - 1) / D))
+                        for i in range(D)] for p in range(S)], dtype=torch.double)
+    h = x.double() * real[:, None] + pe
+    for layer in range(ext.config.layers):
+        n = f"transformer_inter.{layer}."
+        inp = ln(h, n + "layer_norm") if layer else h
+        q = lin(inp, n + "self_attn.linear_query") / math.sqrt(dh)
+        k, v = lin(inp, n + "self_attn.linear_keys"), lin(inp, n + "self_attn.linear_values")
+        heads = []
+        for j in range(H):
+            sl = slice(j * dh, (j + 1) * dh)
+            logits = q[:, sl] @ k[:, sl].T
+            logits[:, ~real] = -1e18
+            heads.append(torch.softmax(logits, -1) @ v[:, sl])
+        out = lin(torch.cat(heads, -1), n + "self_attn.final_linear") + h
+        ff = lin(gelu(lin(ln(out, n + "feed_forward.layer_norm"), n + "feed_forward.w_1")), n + "feed_forward.w_2")
+        h = ff + out
+    return torch.sigmoid(lin(ln(h, "layer_norm"), "wo"))[:, 0] * real
+
+
+@pytest.mark.parametrize("layers,heads,real", [(1, 1, 5), (2, 4, 5), (3, 2, 3)])
+def test_inter_encoder_matches_plain_transcription(layers, heads, real):
+    torch.manual_seed(layers * 10 + heads)
+    ext = TransformerInterEncoder(InterEncoderConfig(d_model=16, layers=layers, heads=heads, d_ff=24)).eval()
+    for p in ext.parameters():
+        torch.nn.init.normal_(p, std=0.3)  # non-trivial LayerNorm and biases too
+    x = torch.randn(5, 16)
+    mask = torch.arange(5) < real
+    with torch.no_grad():
+        ours = ext(x[None], mask[None])[0]
+    assert torch.allclose(ours.double(), reference_inter_encoder(ext, x, mask), atol=1e-6)
+
+
+def test_captured_attention_is_softmax_of_captured_q_k(minilm):
+    tr = minilm.trace(SAMPLE.read_text())
+    q, k = tr.bert_query.float(), tr.bert_key.float()  # [L, H, T, dh]
+    recomputed = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + tr.extended_mask, -1)
+    assert (recomputed - tr.bert_attention.float()).abs().max() < 2e-2  # Q, K stored in fp16
+    v = tr.bert_value.float()
+    assert torch.isfinite(v).all()
+
+
+# --- checkpoints ---------------------------------------------------------------------------
+
+def presumm_state_dict(bert: BertModel, head: TransformerInterEncoder, style: str) -> dict[str, torch.Tensor]:
+    sd = {f"bert.model.{k}": torch.randn_like(v) for k, v in bert.state_dict().items()}
+    prefix = "ext_layer." if style == "presumm" else "encoder."
+    sd.update({prefix + k: torch.randn_like(v) for k, v in head.state_dict().items()})
+    if style == "bertsum":  # pytorch_pretrained_bert 0.4 named LayerNorm parameters gamma/beta
+        sd = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
+              for k, v in sd.items()}
+    return sd
+
+
+@pytest.fixture(scope="module")
+def backbone_dir(tmp_path_factory):
+    return tiny_backbone(tmp_path_factory.mktemp("bb"))
+
+
+@pytest.mark.parametrize("style", ["presumm", "bertsum"])
+def test_presumm_checkpoint_loads(tiny, backbone_dir, tmp_path, style):
+    sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, style)
+    path = tmp_path / "model_step_1000.pt"
+    torch.save({"model": sd, "opt": argparse.Namespace(ext_layers=2, ext_heads=4), "optims": []}, path)
+    s = Summarizer.load(backbone_dir, path, device="cpu", inter=tiny.model.ext_layer.config)
+    assert s.head == "trained"
+    loaded = s.model.state_dict()
+    key = "ext_layer.transformer_inter.1.feed_forward.w_1.weight"
+    src = "ext_layer." if style == "presumm" else "encoder."
+    assert torch.equal(loaded[key], sd[key.replace("ext_layer.", src)])
+    ln = "bert.encoder.layer.0.output.LayerNorm.weight"
+    assert torch.equal(loaded[ln], sd["bert.model.encoder.layer.0.output.LayerNorm." + ("weight" if style == "presumm" else "gamma")])
+    assert s.summarize(DOC).head == "trained"
+
+
+def test_checkpoint_head_sizes_come_from_shapes(tiny, backbone_dir, tmp_path):
+    sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
+    save_file(sd, tmp_path / "c.safetensors", metadata={"inter_heads": "4"})
+    cfg = Summarizer.load(backbone_dir, tmp_path / "c.safetensors", device="cpu").model.ext_layer.config
+    assert (cfg.layers, cfg.heads, cfg.d_ff) == (2, 4, 32)
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda sd: sd.pop("ext_layer.wo.weight"), "missing key 'wo.weight'"),
+    (lambda sd: sd.pop("bert.model.encoder.layer.1.attention.self.key.bias"), "missing key 'encoder.layer.1.attention.self.key.bias'"),
+    (lambda sd: sd.update({"ext_layer.wo.weight": torch.zeros(1, 7)}), r"'wo.weight' has shape \(1, 7\), the model expects \(1, 16\)"),
+    (lambda sd: sd.update({"bert.model.encoder.layer.0.intermediate.dense.weight": torch.zeros(3, 3)}), "'encoder.layer.0.intermediate.dense.weight' has shape"),
+])
+def test_bad_checkpoint_names_the_key(tiny, backbone_dir, tmp_path, damage, message):
+    sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
+    damage(sd)
+    torch.save({"model": sd}, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match=message):
+        Summarizer.load(backbone_dir, tmp_path / "bad.pt", device="cpu", inter=tiny.model.ext_layer.config)
+
+
+def test_not_a_checkpoint_is_a_clear_error(backbone_dir, tmp_path):
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match="not a loadable PyTorch checkpoint"):
+        Summarizer.load(backbone_dir, junk, device="cpu")
+
+
+def test_pickled_code_is_refused(backbone_dir, tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"model": {}, "opt": Evil()}, path)
+    with pytest.raises(ValueError, match="not a loadable"):
+        Summarizer.load(backbone_dir, path, device="cpu")
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+def test_threads_get_their_own_traces(minilm):
+    docs = [f"Document {n} is about topic number {n} and nothing else at all. " * (1 + n % 5)
+            + " ".join(WORDS[: 3 + n]) + "." for n in range(40)]
+    expected = {n: minilm.trace(d) for n, d in enumerate(docs[:4])}
+    results, errors = {}, []
+
+    def work(ids):
+        try:
+            for n in ids:
+                results[n] = minilm.trace(docs[n])
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(range(t, 40, 4),)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 40
+    for n, tr in results.items():
+        assert tr.summary.sentences == minilm.encode(docs[n]).sentences
+        assert tr.tokens == minilm.encode(docs[n]).tokens
+        T = len(tr.tokens)
+        assert tr.bert_attention.shape[-1] == T and tr.bert_query.shape[2] == T
+        assert tr.inter_attention.shape[-1] == len(tr.input_sentences)
+    for n, tr in expected.items():
+        assert torch.allclose(tr.bert_attention.float(), results[n].bert_attention.float(), atol=1e-3)
+    for module in minilm.model.modules():  # hooks were removed
+        assert not module._forward_hooks
+
+
+# --- command line ------------------------------------------------------------------------------
+
+def test_cli_summarize_json(capsys):
+    from model.__main__ import main
+
+    assert main(["summarize", str(SAMPLE), "--k", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"sentences", "scores", "selected", "summary", "device", "truncated", "head"} <= out.keys()
+    assert len(out["scores"]) == len(out["sentences"]) and len(out["selected"]) == 2
+    assert out["selected"] == sorted(out["selected"])
+    assert out["summary"] == " ".join(out["sentences"][i] for i in out["selected"])
+
+
+def test_cli_jsonl(tmp_path, capsys):
+    from model.__main__ import main
+
+    inp = tmp_path / "in.jsonl"
+    docs = [{"id": "a", "text": SAMPLE.read_text()}, {"id": "b", "text": DOC}, {"id": "c", "text": "   "}]
+    inp.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    assert main(["summarize", "--jsonl", str(inp), "--no-trigram-block"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(x) for x in captured.out.splitlines()]
+    assert [x["id"] for x in lines] == ["a", "b", 3]
+    assert len(lines[0]["selected"]) == 3 and "empty" in lines[2]["error"]
+    assert "3/3" in captured.err  # progress bar
+
+
+def test_cli_trace_npz(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.npz"
+    subprocess.run([sys.executable, "-m", "model", "trace", str(SAMPLE), "--out", str(out)], check=True,
+                   cwd=Path(__file__).parents[1], capture_output=True)
+    z = np.load(out)
+    for key in ("tokens", "bert_attention", "inter_attention", "token_mask", "extended_mask", "cls_mask",
+                "inter_mask", "segment_ids", "position_embeddings", "token_type_embeddings", "sentence_pe", "pe_table"):
+        assert key in z.files, key
+    T = len(z["tokens"])
+    assert z["bert_attention"].shape == (6, 12, T, T) and z["pe_table"].shape[1] == 384
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    from model.__main__ import main
+
+    (tmp_path / "empty.txt").write_text("")
+    assert main(["summarize", str(tmp_path / "empty.txt")]) == 1
+    assert main(["summarize", str(tmp_path / "missing.txt")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
