@@ -37,11 +37,15 @@ class BertSumExt(nn.Module):
         self.bert = bert
         self.ext_layer = ext_layer
 
-    def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
-        """[B, T] token inputs, [B, S] [CLS] positions and mask → sentence scores [B, S]."""
+    def sentence_vectors(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
+        """[B, T] token inputs, [B, S] [CLS] positions and mask → top-layer [CLS] vectors [B, S, D]."""
         top = self.bert(input_ids, segment_ids, attention_mask)  # [B, T, D]
         rows = torch.arange(top.shape[0], device=top.device)[:, None]  # [B, 1]
-        sents = top[rows, cls_positions] * cls_mask[:, :, None].float()  # [B, S, D]
+        return top[rows, cls_positions] * cls_mask[:, :, None].float()  # [B, S, D]
+
+    def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
+        """A batch of single-window documents → sentence scores [B, S]."""
+        sents = self.sentence_vectors(input_ids, segment_ids, attention_mask, cls_positions, cls_mask)
         return self.ext_layer(sents, cls_mask)  # [B, S]
 
 
@@ -53,13 +57,18 @@ class Encoded:
     spans: tuple[tuple[int, int], ...]
     too_short: tuple[int, ...]
     truncated: tuple[int, ...]
-    tokens_cut: int
-    input_sentences: tuple[int, ...]  # [S] document index of each fed sentence
-    tokens: tuple[str, ...]  # [T]
+    tokens_cut: int  # WordPieces not fed (past max_windows)
+    input_sentences: tuple[int, ...]  # [S] document index of each fed sentence (part)
+    tokens: tuple[str, ...]  # [T] all windows, concatenated
     input_ids: tuple[int, ...]  # [T]
-    segment_ids: tuple[int, ...]  # [T]
-    cls_positions: tuple[int, ...]  # [S]
+    segment_ids: tuple[int, ...]  # [T] restart at 0 in every window
+    cls_positions: tuple[int, ...]  # [S] index into tokens
     token_sentence: tuple[int, ...]  # [T]
+    window_starts: tuple[int, ...] = (0,)  # token index where each BERT window begins
+
+    def window(self, w: int) -> tuple[int, int]:
+        """Token range [start, end) of window w."""
+        return self.window_starts[w], (self.window_starts + (len(self.tokens),))[w + 1]
 
 
 def trigrams(sentence: str) -> set[tuple[str, ...]]:
@@ -104,7 +113,7 @@ def record(modules: dict[str, nn.Module]):
 
 class Summarizer:
     def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
-                 head: str, backbone: str, min_words: int = 5):
+                 head: str, backbone: str, min_words: int = 5, max_windows: int | None = None):
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
@@ -112,6 +121,7 @@ class Summarizer:
         self.backbone = backbone
         self.min_words = min_words
         self.max_tokens = model.bert.config.max_position_embeddings
+        self.max_windows = max_windows  # None: whole documents, window by window; 1: BertSum's single input
 
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
@@ -155,94 +165,120 @@ class Summarizer:
         tok = load_tokenizer(directory)
         return cls(BertSumExt(bert, ext), tok, dev, "trained" if head_sd else "untrained", name)
 
-    def encode(self, text: str) -> Encoded:
-        """BertSum's input format; sentences below ``min_words`` words are not fed (as PreSumm's
-        ``min_src_ntokens_per_sent``) unless no sentence reaches it."""
+    def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
+        """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's
+        ``min_src_ntokens_per_sent``) unless no sentence reaches it. Sentences are packed whole
+        into windows of ``max_tokens``; one longer than a window is split into parts, each with
+        its own [CLS]. ``max_windows=1`` is BertSum's single 512-token input; ``None`` reads
+        the whole document. What does not fit is reported in ``truncated``/``tokens_cut``."""
         spans = tuple(split_sentences(text))
         if not spans:
             raise EmptyDocumentError("The document is empty: paste or upload some text.")
         sentences = tuple(text[s:e].strip() for s, e in spans)
         too_short = tuple(i for i, s in enumerate(sentences) if len(s.split()) < self.min_words)
-        candidates = [i for i in range(len(sentences)) if i not in set(too_short)] or list(range(len(sentences)))
-        if len(candidates) == len(sentences):
+        if len(too_short) == len(sentences):
             too_short = ()
-        pieces = self.tokenizer.tokenize([sentences[i] for i in candidates])
-        tokens, segs, cls_pos, tok_sent, fed, truncated, cut = [], [], [], [], [], [], 0
-        for n, (i, wp) in enumerate(zip(candidates, pieces)):
-            piece = [CLS, *wp, SEP]
-            room = self.max_tokens - len(tokens)
-            if len(piece) > room:
-                if tokens:  # whole sentences only, after the first
-                    truncated.extend(candidates[n:])
-                    cut += sum(len(p) + 2 for p in pieces[n:])
+        candidates = [i for i in range(len(sentences)) if i not in set(too_short)]
+        room = self.max_tokens - 2
+        parts = [(i, wp[j:j + room]) for i, wp in zip(candidates, self.tokenizer.tokenize([sentences[i] for i in candidates]))
+                 for j in range(0, max(len(wp), 1), room)]
+        tokens, segs, cls_pos, tok_sent, fed, starts = [], [], [], [], [], [0]
+        truncated, cut, rank = [], 0, 0  # rank: sentence number within the window
+        for n, (i, wp) in enumerate(parts):
+            if len(tokens) + len(wp) + 2 > starts[-1] + self.max_tokens:
+                if max_windows is not None and len(starts) == max_windows:
+                    truncated = sorted({j for j, _ in parts[n:]})
+                    cut = sum(len(p) for _, p in parts[n:])
                     break
-                cut += len(piece) - room  # a first sentence longer than the window is cut
-                piece = piece[:room - 1] + [SEP]
-                truncated.append(i)
+                starts.append(len(tokens))
+                rank = 0
             cls_pos.append(len(tokens))
-            segs += [len(fed) % 2] * len(piece)
-            tok_sent += [i] * len(piece)
-            tokens += piece
+            segs += [rank % 2] * (len(wp) + 2)
+            rank += 1
+            tok_sent += [i] * (len(wp) + 2)
+            tokens += [CLS, *wp, SEP]
             fed.append(i)
         return Encoded(sentences, spans, too_short, tuple(truncated), cut, tuple(fed), tuple(tokens),
-                       tuple(self.tokenizer.ids(tokens)), tuple(segs), tuple(cls_pos), tuple(tok_sent))
+                       tuple(self.tokenizer.ids(tokens)), tuple(segs), tuple(cls_pos), tuple(tok_sent),
+                       tuple(starts))
 
-    def _inputs(self, enc: Encoded) -> dict[str, torch.Tensor]:
+    def _scores(self, enc: Encoded, window: int | None = None, probes: dict | None = None):
+        """BERT window by window, then the inter-sentence encoder over every [CLS] vector.
+        Returns scores [1, S], the [CLS] vectors [1, S, D] and what ``probes`` recorded
+        during ``window``."""
+        vecs, captured = [], {}
+        for w in range(len(enc.window_starts)):
+            a, b = enc.window(w)
+            x = self._window_inputs(enc, a, b)
+            with record(probes if w == window else {}) as rec:
+                vecs.append(self.model.sentence_vectors(**x))  # [1, S_w, D]
+            captured = rec if w == window else captured
+        sents = torch.cat(vecs, 1)  # [1, S, D]
+        mask = torch.ones(sents.shape[:2], dtype=torch.bool, device=self.device)  # [1, S]
+        return self.model.ext_layer(sents, mask), sents, captured
+
+    def _window_inputs(self, enc: Encoded, a: int, b: int) -> dict[str, torch.Tensor]:
         t = lambda xs: torch.tensor([xs], dtype=torch.long, device=self.device)  # noqa: E731  [1, ·]
-        return dict(input_ids=t(enc.input_ids), segment_ids=t(enc.segment_ids),
-                    attention_mask=torch.ones(1, len(enc.tokens), dtype=torch.long, device=self.device),
-                    cls_positions=t(enc.cls_positions),
-                    cls_mask=torch.ones(1, len(enc.cls_positions), dtype=torch.bool, device=self.device))
+        cls = [c - a for c in enc.cls_positions if a <= c < b]
+        return dict(input_ids=t(enc.input_ids[a:b]), segment_ids=t(enc.segment_ids[a:b]),
+                    attention_mask=torch.ones(1, b - a, dtype=torch.long, device=self.device),
+                    cls_positions=t(cls), cls_mask=torch.ones(1, len(cls), dtype=torch.bool, device=self.device))
 
     def _summary(self, enc: Encoded, scores: torch.Tensor, k: int, block_trigram: bool) -> Summary:
         per_sentence: list[float | None] = [None] * len(enc.sentences)
-        for i, s in zip(enc.input_sentences, scores[0].tolist()):
-            per_sentence[i] = s
+        for i, s in zip(enc.input_sentences, scores[0].tolist()):  # a split sentence: its best part
+            per_sentence[i] = s if per_sentence[i] is None else max(s, per_sentence[i])
         return Summary(enc.sentences, enc.spans, tuple(per_sentence),
                        select(per_sentence, enc.sentences, k, block_trigram), enc.too_short,
                        enc.truncated, enc.tokens_cut, str(self.device), self.head, self.backbone)
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True) -> Summary:
-        enc = self.encode(text)
-        return self._summary(enc, self.model(**self._inputs(enc)), k, block_trigram)
+        enc = self.encode(text, self.max_windows)
+        return self._summary(enc, self._scores(enc)[0], k, block_trigram)
 
     @torch.inference_mode()
-    def trace(self, text: str, k: int = 3, block_trigram: bool = True) -> Trace:
-        """Summarize and capture what the model looked at (see ``Trace``)."""
-        enc = self.encode(text)
-        x = self._inputs(enc)
+    def trace(self, text: str, k: int = 3, block_trigram: bool = True, window: int = 0) -> Trace:
+        """Summarize and capture what the model looked at (see ``Trace``): BERT internals for
+        one window (a long document has several), the sentence encoder for the whole document."""
+        enc = self.encode(text, self.max_windows)
+        if not 0 <= window < len(enc.window_starts):
+            raise ValueError(f"window {window} does not exist (the document has {len(enc.window_starts)})")
         bert, ext = self.model.bert, self.model.ext_layer
-        probes = {"bert": bert, "pos": bert.embeddings.position_embeddings,
-                  "type": bert.embeddings.token_type_embeddings, "pe": ext.pos_emb}
+        probes = {"pos": bert.embeddings.position_embeddings, "type": bert.embeddings.token_type_embeddings}
         for i, layer in enumerate(bert.encoder.layer):
             a = layer.attention.self
             probes.update({f"q{i}": a.query, f"k{i}": a.key, f"v{i}": a.value, f"p{i}": a.softmax})
-        for i, layer in enumerate(ext.transformer_inter):
-            probes[f"inter{i}"] = layer.self_attn.softmax
-        with record(probes) as rec:
-            scores = self.model(**x)  # [1, S]
-        L, a0 = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
-        heads = lambda name: torch.stack([a0.split_heads(rec[f"{name}{i}"][0])[0] for i in range(L)]).half()  # noqa: E731 [L, H, T, dh]
-        cpu = lambda t: t.float().cpu()  # noqa: E731
+        inter = {"pe": ext.pos_emb} | {f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
+        with record(inter) as rec_ext:
+            scores, sents, rec = self._scores(enc, window, probes)  # [1, S], [1, S, D]
+        x = self._window_inputs(enc, *enc.window(window))
+        a, b = enc.window(window)
+        L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
+        layers = lambda name: torch.stack([rec[f"{name}{i}"][0][0] for i in range(L)])  # noqa: E731
+        heads = lambda name: torch.stack([att.split_heads(rec[f"{name}{i}"][0])[0] for i in range(L)]).half().cpu()  # noqa: E731 [L, H, T, dh]
+        ranks = np.searchsorted(np.array(enc.cls_positions), np.array(enc.window_starts + (len(enc.tokens),)))
+        S = len(enc.input_sentences)
         return Trace(
             summary=self._summary(enc, scores, k, block_trigram),
-            tokens=enc.tokens,
-            token_sentence=np.array(enc.token_sentence, dtype=np.int64),
+            tokens=enc.tokens[a:b],
+            token_sentence=np.array(enc.token_sentence[a:b], dtype=np.int64),
             input_sentences=np.array(enc.input_sentences, dtype=np.int64),
-            cls_positions=np.array(enc.cls_positions, dtype=np.int64),
-            segment_ids=np.array(enc.segment_ids, dtype=np.int64),
+            cls_positions=x["cls_positions"][0].cpu().numpy(),
+            segment_ids=np.array(enc.segment_ids[a:b], dtype=np.int64),
+            window=window,
+            windows=tuple(zip(ranks[:-1].tolist(), ranks[1:].tolist())),
             token_mask=x["attention_mask"][0].bool().cpu(),
-            extended_mask=cpu(extended_mask(x["attention_mask"])[0, 0, 0]),
-            cls_mask=x["cls_mask"][0].cpu(),
-            inter_mask=~x["cls_mask"][0].cpu(),
-            bert_attention=torch.stack([rec[f"p{i}"][0][0] for i in range(L)]).half().cpu(),
-            bert_query=heads("q").cpu(), bert_key=heads("k").cpu(), bert_value=heads("v").cpu(),
-            position_embeddings=cpu(rec["pos"][0][0]),
-            token_type_embeddings=cpu(rec["type"][0][0]),
-            sentence_vectors=cpu(rec["bert"][0][0][x["cls_positions"][0]]),
-            sentence_pe=cpu(rec["pe"][0]),
-            inter_attention=torch.stack([rec[f"inter{i}"][0][0] for i in range(len(ext.transformer_inter))]).half().cpu(),
+            extended_mask=extended_mask(x["attention_mask"])[0, 0, 0].float().cpu(),
+            cls_mask=torch.ones(S, dtype=torch.bool),
+            inter_mask=torch.zeros(S, dtype=torch.bool),
+            bert_attention=layers("p").half().cpu(),
+            bert_query=heads("q"), bert_key=heads("k"), bert_value=heads("v"),
+            position_embeddings=rec["pos"][0][0].float().cpu(),
+            token_type_embeddings=rec["type"][0][0].float().cpu(),
+            sentence_vectors=sents[0].float().cpu(),
+            sentence_pe=rec_ext["pe"][0].float().cpu(),
+            inter_attention=torch.stack([rec_ext[f"inter{i}"][0][0] for i in range(len(ext.transformer_inter))]).half().cpu(),
         )
 
 

@@ -43,8 +43,11 @@ class Summary:
 class Trace:
     """Everything captured in one forward pass over one document.
 
-    T = BERT input tokens, S = sentences fed to the inter-sentence encoder (``input_sentences``
-    maps them back to ``summary.sentences``), L/H = BERT layers/heads, L2/H2 = inter-encoder
+    BERT reads at most 512 tokens at once, so a long document is cut at sentence boundaries
+    into windows; the token-level fields describe window ``window`` (T = its tokens), the
+    sentence-level fields the whole document (S = sentences fed to the inter-sentence encoder;
+    ``input_sentences`` maps them back to ``summary.sentences``; a sentence longer than a
+    window is fed as several parts). L/H = BERT layers/heads, L2/H2 = inter-encoder
     layers/heads, D = hidden size, dh = D / H.
     """
 
@@ -52,8 +55,10 @@ class Trace:
     tokens: tuple[str, ...]              # [T] WordPiece tokens incl. [CLS]/[SEP]
     token_sentence: np.ndarray           # [T] int64, index into summary.sentences
     input_sentences: np.ndarray          # [S] int64, index into summary.sentences
-    cls_positions: np.ndarray            # [S] int64, token index of each sentence's [CLS]
+    cls_positions: np.ndarray            # [S_w] int64, token index of the [CLS] of each sentence in this window
     segment_ids: np.ndarray              # [T] int64, interval segments 0/1/0/1 per sentence
+    window: int                          # which BERT window the token-level fields describe
+    windows: tuple[tuple[int, int], ...]  # per window, its sentences: input_sentences[start:end]
     token_mask: torch.Tensor             # [T] bool, True = real token (no padding in a single doc)
     extended_mask: torch.Tensor          # [T] float32, additive mask on attention logits: 0 or -10000
     cls_mask: torch.Tensor               # [S] bool, True = a real sentence

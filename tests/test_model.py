@@ -152,18 +152,58 @@ def test_empty_document_is_a_clear_error(tiny, text):
         tiny.summarize(text)
 
 
-def test_length_limit_reports_what_was_cut(tiny):
-    text = " ".join(f"The oil price rose {i} times in the news on a day." for i in range(40))
-    s, enc = tiny.summarize(text), tiny.encode(text)
-    assert len(enc.tokens) <= tiny.max_tokens and s.truncated and s.tokens_cut > 0
+@pytest.fixture(scope="module")
+def bertsum(tiny) -> Summarizer:
+    """The same model limited to BertSum's single window."""
+    return Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.head, tiny.backbone, max_windows=1)
+
+
+LONG = " ".join(f"The oil price rose {i} times in the news on a day." for i in range(40))
+
+
+def test_length_limit_reports_what_was_cut(bertsum):
+    s, enc = bertsum.summarize(LONG), bertsum.encode(LONG)
+    assert len(enc.tokens) <= bertsum.max_tokens and s.truncated and s.tokens_cut > 0
     assert all(s.scores[i] is None for i in s.truncated)
     assert set(s.truncated) | set(enc.input_sentences) == set(range(len(s.sentences)))
 
 
-def test_one_sentence_longer_than_the_window_is_cut_not_dropped(tiny):
-    s, enc = tiny.summarize("oil " * 200), tiny.encode("oil " * 200)
-    assert len(enc.tokens) == tiny.max_tokens and enc.tokens[-1] == "[SEP]"
-    assert s.truncated == (0,) and s.tokens_cut == 202 - tiny.max_tokens and s.scores[0] is not None
+def test_one_sentence_longer_than_the_window_is_cut_not_dropped(bertsum):
+    s, enc = bertsum.summarize("oil " * 200), bertsum.encode("oil " * 200)
+    assert len(enc.tokens) == bertsum.max_tokens and enc.tokens[-1] == "[SEP]"
+    assert s.truncated == (0,) and s.tokens_cut == 200 - (bertsum.max_tokens - 2) and s.scores[0] is not None
+
+
+def test_long_document_is_read_whole_in_windows(tiny):
+    enc, s = tiny.encode(LONG, None), tiny.summarize(LONG)
+    assert len(enc.window_starts) > 2 and not s.truncated and s.tokens_cut == 0
+    assert all(x is not None for x in s.scores)
+    for w in range(len(enc.window_starts)):
+        a, b = enc.window(w)
+        assert b - a <= tiny.max_tokens and enc.tokens[a] == "[CLS]" and enc.tokens[b - 1] == "[SEP]"
+        assert enc.segment_ids[a] == 0  # every window starts like a BertSum input
+    tr = tiny.trace(LONG, window=2)
+    a, b = enc.window(2)
+    assert tr.tokens == enc.tokens[a:b] and tr.bert_attention.shape[-1] == b - a
+    assert tr.inter_attention.shape[-1] == len(enc.input_sentences) == len(tr.sentence_vectors)
+    lo, hi = tr.windows[2]
+    assert list(tr.input_sentences[lo:hi]) == sorted(set(tr.token_sentence.tolist()))
+    with pytest.raises(ValueError, match="window 99"):
+        tiny.trace(LONG, window=99)
+
+
+def test_a_sentence_longer_than_a_window_is_split_into_parts(tiny):
+    enc, s = tiny.encode("oil " * 300, None), tiny.summarize("oil " * 300)
+    assert enc.input_sentences == (0, 0, 0) and len(enc.window_starts) == 3
+    assert sum(t == "oil" for t in enc.tokens) == 300 and s.scores[0] is not None and not s.truncated
+
+
+def test_windowed_scores_equal_bertsum_forward_for_one_window(tiny):
+    """One window: the window-by-window path and BertSumExt.forward give the same scores."""
+    enc = tiny.encode(DOC)
+    x = tiny._window_inputs(enc, 0, len(enc.tokens))
+    with torch.no_grad():
+        assert torch.allclose(tiny._scores(enc)[0], tiny.model(**x), atol=1e-6)
 
 
 @pytest.mark.parametrize("block,expected", [(True, (0, 2)), (False, (0, 1))])
