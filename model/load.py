@@ -2,14 +2,19 @@
 directory, and BertSum/PreSumm checkpoints. Nothing here touches the network.
 
 Checkpoints are read with safetensors or ``torch.load(weights_only=True)``, which refuses
-arbitrary pickled code; PreSumm's ``opt`` entry (an ``argparse.Namespace``) is the one
-extra type allowed, so official PreSumm ``.pt`` files load without unpickling code.
+arbitrary pickled code (PreSumm's ``opt`` entry, an ``argparse.Namespace``, is allowed).
+An official PreSumm ``.pt`` also pickles its optimizer objects (``models.optimizers.
+Optimizer``), which ``weights_only`` refuses; for those, ``RestrictedUnpickler`` rebuilds
+tensors and dicts and replaces every other class or function the file names by an inert
+``Unloaded`` stand-in, so nothing in the file is imported or executed.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
+import pickle
+import types
 from pathlib import Path
 
 import torch
@@ -63,6 +68,10 @@ def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str
     try:
         with torch.serialization.safe_globals([argparse.Namespace]):
             obj = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "Unsupported global" not in str(e):
+            raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({e})") from e
+        obj = torch.load(path, map_location="cpu", weights_only=False, pickle_module=RESTRICTED_PICKLE)
     except Exception as e:
         raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({type(e).__name__}: {e})") from e
     if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
@@ -70,6 +79,34 @@ def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
         raise ValueError(f"{path}: expected a state dict of tensors")
     return obj, {}
+
+
+class Unloaded:
+    """Stands in for a class or function named in a checkpoint that we do not load."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return Unloaded()
+
+    def __setstate__(self, state):
+        pass
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Only tensors, ordered dicts and sizes are rebuilt; every other global is ``Unloaded``."""
+
+    ALLOWED = {("collections", "OrderedDict"), ("torch._utils", "_rebuild_tensor_v2"),
+               ("torch._utils", "_rebuild_tensor"), ("torch._utils", "_rebuild_parameter"), ("torch", "Size")}
+
+    def find_class(self, module: str, name: str):
+        return super().find_class(module, name) if (module, name) in self.ALLOWED else Unloaded
+
+
+RESTRICTED_PICKLE = types.SimpleNamespace(
+    __name__="restricted_pickle", Unpickler=RestrictedUnpickler,
+    load=lambda f, **kw: RestrictedUnpickler(f, **kw).load())
 
 
 def bert_part(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -361,15 +361,32 @@ def test_not_a_checkpoint_is_a_clear_error(backbone_dir, tmp_path):
         Summarizer.load(backbone_dir, junk, device="cpu")
 
 
-def test_pickled_code_is_refused(backbone_dir, tmp_path):
+def test_pickled_code_is_not_executed(tiny, backbone_dir, tmp_path):
+    """A PreSumm-style checkpoint whose other entries pickle code (os.system) and classes that
+    do not exist here (PreSumm's optimizer): the tensors load, nothing runs."""
+    import os
+    import sys
+    import types
+
+    marker = tmp_path / "pwned"
+
     class Evil:
         def __reduce__(self):
-            return (print, ("pwned",))
+            return (os.system, (f"touch {marker}",))
 
-    path = tmp_path / "evil.pt"
-    torch.save({"model": {}, "opt": Evil()}, path)
-    with pytest.raises(ValueError, match="not a loadable"):
-        Summarizer.load(backbone_dir, path, device="cpu")
+    optimizers = types.ModuleType("models.optimizers")  # PreSumm's module, present only while saving
+    Optimizer = type("Optimizer", (), {"__module__": "models.optimizers"})
+    optimizers.Optimizer = Optimizer
+    sys.modules.update({"models": types.ModuleType("models"), "models.optimizers": optimizers})
+    try:
+        sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
+        torch.save({"model": sd, "opt": argparse.Namespace(lr=1), "optims": [Optimizer()], "evil": Evil()},
+                   tmp_path / "presumm.pt")
+    finally:
+        del sys.modules["models"], sys.modules["models.optimizers"]
+    s = Summarizer.load(backbone_dir, tmp_path / "presumm.pt", device="cpu", inter=tiny.model.ext_layer.config)
+    assert s.head == "trained" and not marker.exists()
+    assert torch.equal(s.model.state_dict()["ext_layer.wo.weight"], sd["ext_layer.wo.weight"])
 
 
 # --- concurrency -----------------------------------------------------------------------------
