@@ -30,10 +30,10 @@ def document(summarizer: Summarizer, n_tokens: int) -> str:
     text = " ".join(p.read_text() for p in sorted((ROOT / "examples").glob("*.txt"))) or \
         (ROOT / "tests/data/sample.txt").read_text()
     enc = summarizer.encode(text, None)
-    last = max(i for i, c in enumerate(enc.cls_positions) if c < n_tokens - 1)
-    end = enc.cls_positions[last] if enc.cls_positions[last] + 0 < n_tokens else n_tokens
-    keep = sorted(set(enc.token_sentence[:end]))
-    return " ".join(enc.sentences[i] for i in keep)
+    last_token = {}  # sentence → index of its [SEP]
+    for pos, i in enumerate(enc.token_sentence):
+        last_token[i] = pos
+    return " ".join(enc.sentences[i] for i, end in last_token.items() if end < n_tokens)
 
 
 def forward_flops(cfg: BertConfig, T: int) -> float:

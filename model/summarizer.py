@@ -7,6 +7,8 @@ for the duration of the call; each hook records only the thread that attached it
 """
 from __future__ import annotations
 
+import os
+import re
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
@@ -29,6 +31,14 @@ DEFAULT_CHECKPOINT = WEIGHTS_DIR / "bertsumext-minilm.safetensors"
 
 class EmptyDocumentError(ValueError):
     """The text holds no sentence to summarise."""
+
+
+class DocumentTooLongError(ValueError):
+    """The text is longer than ``Summarizer.max_chars``."""
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but \t and \n
+MAX_CHARS = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
 
 
 class BertSumExt(nn.Module):
@@ -113,7 +123,8 @@ def record(modules: dict[str, nn.Module]):
 
 class Summarizer:
     def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
-                 head: str, backbone: str, min_words: int = 5, max_windows: int | None = None):
+                 head: str, backbone: str, min_words: int = 5, max_windows: int | None = None,
+                 max_chars: int = MAX_CHARS):
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
@@ -122,6 +133,7 @@ class Summarizer:
         self.min_words = min_words
         self.max_tokens = model.bert.config.max_position_embeddings
         self.max_windows = max_windows  # None: whole documents, window by window; 1: BertSum's single input
+        self.max_chars = max_chars  # input size limit (env MICROSCOPE_MAX_CHARS)
 
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
@@ -171,6 +183,10 @@ class Summarizer:
         into windows of ``max_tokens``; one longer than a window is split into parts, each with
         its own [CLS]. ``max_windows=1`` is BertSum's single 512-token input; ``None`` reads
         the whole document. What does not fit is reported in ``truncated``/``tokens_cut``."""
+        if len(text) > self.max_chars:
+            raise DocumentTooLongError(f"The document has {len(text):,} characters; the limit is "
+                                       f"{self.max_chars:,} (MICROSCOPE_MAX_CHARS).")
+        text = CONTROL.sub(" ", text)  # one for one, so spans still index the caller's text
         spans = tuple(split_sentences(text))
         if not spans:
             raise EmptyDocumentError("The document is empty: paste or upload some text.")

@@ -161,6 +161,19 @@ def bertsum(tiny) -> Summarizer:
 LONG = " ".join(f"The oil price rose {i} times in the news on a day." for i in range(40))
 
 
+def test_size_limit_is_a_clear_error(tiny):
+    small = Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.head, tiny.backbone, max_chars=1000)
+    with pytest.raises(ValueError, match="2,000 characters; the limit is 1,000"):
+        small.summarize("x" * 2000)
+
+
+def test_control_characters_and_nul_bytes_are_blanked(tiny):
+    text = "The oil price\x00 rose again on Monday.\r\nAnalysts said\x07 growth was a surprise."
+    s = tiny.summarize(text)
+    assert s.sentences == ("The oil price  rose again on Monday.", "Analysts said  growth was a surprise.")
+    assert [len(text[a:b]) for a, b in s.spans] == [len(x) for x in s.sentences]
+
+
 def test_length_limit_reports_what_was_cut(bertsum):
     s, enc = bertsum.summarize(LONG), bertsum.encode(LONG)
     assert len(enc.tokens) <= bertsum.max_tokens and s.truncated and s.tokens_cut > 0
