@@ -9,10 +9,12 @@ import numpy as np
 
 
 def read_text(path: str) -> str:
+    from .text import decode
+
     if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+        return decode(sys.stdin.buffer.read(), "Standard input")
+    with open(path, "rb") as f:
+        return decode(f.read(), path)
 
 
 def main(argv: list[str] | None = None) -> int:

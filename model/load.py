@@ -52,6 +52,10 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
 def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """Tensors and string metadata of a .safetensors or torch checkpoint (PreSumm's
     ``{"model": state_dict, "opt": Namespace, ...}`` layout included)."""
@@ -64,16 +68,16 @@ def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str
                 meta = f.metadata() or {}
             return load_file(path), meta
         except Exception as e:  # safetensors raises its own error types for garbage files
-            raise ValueError(f"{path}: not a safetensors file ({e})") from e
+            raise ValueError(f"{path}: not a safetensors file ({first_line(e)})") from e
     try:
         with torch.serialization.safe_globals([argparse.Namespace]):
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         if "Unsupported global" not in str(e):
-            raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({e})") from e
+            raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({first_line(e)})") from e
         obj = torch.load(path, map_location="cpu", weights_only=False, pickle_module=RESTRICTED_PICKLE)
     except Exception as e:
-        raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({type(e).__name__}: {e})") from e
+        raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({type(e).__name__}: {first_line(e)})") from e
     if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
         obj = obj["model"]
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):

