@@ -1,0 +1,49 @@
+"""A thread-safe LRU cache bounded by entry count and by bytes, for Traces shared by every
+browser session of one server (a 512-token Trace of MiniLM is ~40 MB)."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable
+
+
+class BoundedCache:
+    def __init__(self, max_entries: int = 16, max_bytes: int = 512 * 2 ** 20, size: Callable = lambda v: v.nbytes()):
+        self.max_entries, self.max_bytes, self.size = max_entries, max_bytes, size
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pending: dict[Hashable, threading.Lock] = {}
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(n for _, n in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Hashable, compute: Callable[[], object]):
+        """The cached value for ``key``, else ``compute()`` (once, even if several threads
+        ask at the same time), stored unless it alone exceeds ``max_bytes``."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key][0]
+            pending = self._pending.setdefault(key, threading.Lock())
+        with pending:  # a second caller for the same key waits for the first
+            with self._lock:
+                if key in self._items:
+                    return self._items[key][0]
+            try:
+                value = compute()
+                n = self.size(value)
+                with self._lock:
+                    if n <= self.max_bytes:
+                        self._items[key] = (value, n)
+                        total = sum(m for _, m in self._items.values())
+                        while len(self._items) > self.max_entries or total > self.max_bytes:
+                            total -= self._items.popitem(last=False)[1][1]
+            finally:
+                with self._lock:
+                    self._pending.pop(key, None)
+            return value

@@ -1,0 +1,142 @@
+"""Load test: N browser sessions against one app server, each summarising D different documents.
+
+    python scripts/load_test.py [--sessions 8] [--docs 20] [--data ../shared/data] [--json OUT]
+
+Starts ``streamlit run app.py`` on 127.0.0.1, opens N isolated Chromium contexts (each its own
+Streamlit session) and drives them concurrently: paste a document into **Document**, click
+**Summarize**, wait until the Summary page shows that document. Every document carries a
+unique marker; a session that ever sees another session's marker fails the run. Prints
+p50/p95 latency (click → own summary shown) and the server's peak RSS (VmHWM).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MARKER = re.compile(r"Load-test document (\d+)-(\d+)\b")
+
+
+def documents(data: Path, n: int) -> list[str]:
+    """n different news articles: BBC News Summary (CC0) if the data is there, else the examples."""
+    path = data / "bbc_news_summary.jsonl.gz"
+    if path.is_file():
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return [json.loads(line)["article"] for _, line in zip(range(n), f)]
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))]
+    return [texts[i % len(texts)] for i in range(n)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+            return proc
+        except OSError:
+            time.sleep(0.5)
+    stop_server(proc)
+    raise RuntimeError("the app server did not start in 60 s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float) -> list[float]:
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    await page.goto(url)
+    box = page.get_by_role("textbox", name="Document", exact=True)
+    await box.wait_for(timeout=timeout_s * 1000)
+    latencies = []
+    for d, text in enumerate(docs):
+        marker = f"Load-test document {sid}-{d}"
+        await box.fill(f"{marker}.\n\n{text}")
+        t = time.perf_counter()
+        await page.get_by_role("button", name="Summarize").click()
+        await page.get_by_text(marker).first.wait_for(timeout=timeout_s * 1000)
+        latencies.append(time.perf_counter() - t)
+        seen = {m.group(0) for m in MARKER.finditer(await page.inner_text("body"))}
+        if seen != {marker}:
+            raise AssertionError(f"session {sid} document {d} shows {sorted(seen)}, expected only {marker!r}")
+    await context.close()
+    return latencies
+
+
+async def drive(url: str, texts: list[list[str]], timeout_s: float) -> list[list[float]]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            return await asyncio.gather(*(session(browser, url, s, t, timeout_s) for s, t in enumerate(texts)))
+        finally:
+            await browser.close()
+
+
+def run(sessions: int, docs: int, data: Path, timeout_s: float = 120) -> dict:
+    pool = documents(data, sessions * docs)
+    texts = [pool[s * docs:(s + 1) * docs] for s in range(sessions)]
+    port = free_port()
+    server = start_server(port)
+    try:
+        t = time.perf_counter()
+        per_session = asyncio.run(drive(f"http://127.0.0.1:{port}/", texts, timeout_s))
+        wall = time.perf_counter() - t
+        rss = peak_rss_mb(server.pid)
+    finally:
+        stop_server(server)
+    lat = sorted(x for s in per_session for x in s)
+    return {"sessions": sessions, "docs_per_session": docs, "summaries": len(lat), "wall_s": round(wall, 1),
+            "p50_s": round(statistics.median(lat), 2), "p95_s": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
+            "max_s": round(lat[-1], 2), "server_peak_rss_mb": round(rss, 1)}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sessions", type=int, default=8)
+    p.add_argument("--docs", type=int, default=20)
+    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    result = run(args.sessions, args.docs, args.data)
+    print(json.dumps(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()
