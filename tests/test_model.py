@@ -485,3 +485,19 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["summarize", str(tmp_path / "missing.txt")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def test_five_thousand_word_document_is_summarised_whole(minilm):
+    examples = sorted((Path(__file__).parents[1] / "examples").glob("*.txt")) + [SAMPLE]
+    paragraphs = [p for f in examples for p in f.read_text().split("\n") if p.strip()]
+    text, n = [], 0
+    while sum(len(p.split()) for p in text) < 5000:  # distinct sentences: number the paragraphs
+        text.append(f"Part {n} of the file. " + paragraphs[n % len(paragraphs)])
+        n += 1
+    text = "\n".join(text)
+    s, enc = minilm.summarize(text), minilm.encode(text, None)
+    assert len(text.split()) >= 5000 and len(enc.window_starts) >= 10
+    assert not s.truncated and s.tokens_cut == 0 and len(s.selected) == 3
+    assert all(s.scores[i] is not None for i in range(len(s.sentences)) if i not in s.too_short)
+    last = minilm.trace(text, window=len(enc.window_starts) - 1)
+    assert last.tokens == enc.tokens[enc.window_starts[-1]:]
