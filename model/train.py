@@ -77,14 +77,17 @@ def cls_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, cls: torch.
     return layer.output(layer.intermediate(h), h)  # [B, S, D]
 
 
-def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
+def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor,
+               with_vectors: bool = False):
     """Sentence scores from the cached output of layers[:start].
-    hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S]."""
+    hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S]
+    (and the top-layer [CLS] vectors [B, S, D] if ``with_vectors``)."""
     layers = model.bert.encoder.layer
     mask = extended_mask(torch.ones(hidden.shape[:2]))  # [B, 1, 1, T]
     x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
     sents = cls_layer(layers[-1], x, mask, cls)  # [B, S, D]
-    return model.ext_layer(sents, torch.ones(cls.shape, dtype=torch.bool))  # [B, S]
+    scores = model.ext_layer(sents, torch.ones(cls.shape, dtype=torch.bool))  # [B, S]
+    return (scores, sents) if with_vectors else scores
 
 
 def trainable(model: BertSumExt, start: int) -> dict[str, nn.Parameter]:
@@ -116,8 +119,9 @@ def lr_factor(step: int, warmup: int) -> float:
 
 
 @torch.no_grad()
-def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc]) -> dict[str, float]:
-    """ROUGE of top-3 with trigram blocking on cached validation documents."""
+def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc], k: int | None = 3,
+             block_trigram: bool = True) -> dict[str, float]:
+    """ROUGE of the top k (None: as many as the reference has) on cached validation documents."""
     from .evaluate import rouge
 
     model.eval()
@@ -131,21 +135,35 @@ def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc
         for i, v in zip(c.input_sentences, s.tolist()):
             scores[i] = v
         sents = tuple(x.strip() for x in doc.sentences)
-        preds.append([sents[i] for i in select(scores, sents, 3, True)])
+        preds.append([sents[i] for i in select(scores, sents, k or len(doc.reference), block_trigram)])
         refs.append(doc.reference)
     model.train()
     return {"valid_loss": loss / max(n, 1), **rouge(preds, refs)}
 
 
-def shards_on_disk(cache: Path, split: str, layer: int, n: int, shard_size: int, wait: bool = True):
-    """Yield the cached shards of docs [0, n) in order, waiting for ones still being written."""
-    for i in range((n + shard_size - 1) // shard_size):
+def read_split(cache: Path, split: str, layer: int) -> list[Cached]:
+    """Every cached shard of a (small) split, in order."""
+    out, i = [], 0
+    while shard_path(cache, split, layer, i).with_suffix(".json").exists():
+        out += read_shard(shard_path(cache, split, layer, i))
+        i += 1
+    if not out:
+        raise FileNotFoundError(f"no cache for {split} (layer {layer}) in {cache}: python -m model.data --split {split}")
+    return out
+
+
+def shards_on_disk(cache: Path, split: str, layer: int, n: int, shard_size: int, wait: bool = True,
+                   mix: list[Cached] = ()):
+    """Yield the cached shards of docs [0, n) in order, waiting for ones still being written;
+    ``mix``: extra documents spread evenly over the shards (shard i gets mix[i::shards])."""
+    shards = (n + shard_size - 1) // shard_size
+    for i in range(shards):
         p = shard_path(cache, split, layer, i)
         while not p.with_suffix(".json").exists():
             if not wait:
                 raise FileNotFoundError(f"{p}.json: build the cache first (python -m model.data)")
             time.sleep(10)
-        yield [c for c in read_shard(p) if c.doc < n]
+        yield [c for c in read_shard(p) if c.doc < n] + list(mix[i::shards])
 
 
 def in_memory_shard(summarizer: Summarizer, docs: list[Doc], layer: int) -> list[Cached]:
@@ -169,11 +187,35 @@ def train(args) -> dict:
     params = trainable(model, start)
     for p in params.values():
         p.requires_grad_(True)
+    if args.init:
+        sd, _ = load.read_state_dict(args.init)
+        missing = set(params) - set(sd)
+        if missing:
+            raise ValueError(f"{args.init}: no weights for {sorted(missing)[0]} (layer {start} on)")
+        with torch.no_grad():
+            for n, p in params.items():
+                p.copy_(sd[n])
+    if args.cls_scale != 1.0 and not args.init:
+        # The top layer's output feeds only the scorer. all-MiniLM's [CLS] vectors (norm ~7, spread
+        # across sentences ~2.7) are small next to the unscaled sinusoid rows added to them
+        # (norm √(D/2) ≈ 13.9), and the scorer learns position only; scaling the last LayerNorm
+        # makes sentence content visible to it from the start.
+        ln = model.bert.encoder.layer[-1].output.LayerNorm
+        with torch.no_grad():
+            ln.weight.mul_(args.cls_scale)
+            ln.bias.mul_(args.cls_scale)
     bert_p = [p for n, p in params.items() if n.startswith("bert.")]
     head_p = [p for n, p in params.items() if n.startswith("ext_layer.")]
-    opt = torch.optim.Adam([{"params": bert_p, "lr": args.lr_bert}, {"params": head_p, "lr": args.lr_head}],
-                           betas=(0.9, 0.999))
+    groups = [{"params": bert_p, "lr": args.lr_bert}, {"params": head_p, "lr": args.lr_head}]
     base_lrs = [args.lr_bert, args.lr_head]
+    aux = None
+    if args.aux_weight:
+        # An auxiliary linear scorer straight on the [CLS] vectors: makes the fine-tuned layers
+        # put salience into [CLS] instead of leaving the inter encoder to position alone.
+        aux = nn.Linear(model.bert.config.hidden_size, 1)
+        groups.append({"params": list(aux.parameters()), "lr": args.lr_head})
+        base_lrs.append(args.lr_head)
+    opt = torch.optim.Adam(groups, betas=(0.9, 0.999))
     run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
     state_file, log_file = run / "state.pt", run / "log.jsonl"
@@ -183,6 +225,8 @@ def train(args) -> dict:
         saved = torch.load(state_file, weights_only=False)
         model.load_state_dict(saved["model"], strict=False)
         opt.load_state_dict(saved["optimizer"])
+        if aux is not None:
+            aux.load_state_dict(saved["aux"])
         state = saved["state"]
         print(f"resumed at step {state['step']} ({state['docs_done']} docs)", file=sys.stderr)
     elif log_file.exists():
@@ -193,13 +237,34 @@ def train(args) -> dict:
         train_shards = lambda: iter([in_memory_shard(summarizer, docs, start)])  # noqa: E731
         valid_docs, valid = [], []
     else:
+        mix = read_split(Path(args.cache), args.mix, start) if args.mix else []
         train_shards = lambda: shards_on_disk(Path(args.cache), "cnndm-train", start, args.n,  # noqa: E731
-                                              args.shard_size)
+                                              args.shard_size, mix=mix)
         valid_docs = named_split("cnndm-valid", args.data, args.valid_n)
-        valid = [c for c in read_shard(shard_path(Path(args.cache), "cnndm-valid", start, 0))
-                 if c.doc < args.valid_n]
+        valid = [c for c in read_split(Path(args.cache), "cnndm-valid", start) if c.doc < args.valid_n]
+        if args.valid_bbc:
+            bbc_docs = named_split("bbc-val", args.data)
+            bbc_valid = read_split(Path(args.cache), "bbc-val", start)
 
-    total = args.epochs * args.n
+    def validate_and_save(entry: dict) -> None:
+        """Validation ROUGE into ``entry``; the best (CNN/DM R1+R2+RL) → ``args.out``; state.pt."""
+        entry.update(validate(model, start, valid, valid_docs))
+        if args.valid_bbc:
+            entry.update({f"bbc_{k}": v for k, v in validate(model, start, bbc_valid, bbc_docs, None, False).items()})
+        score = entry["rouge1"] + entry["rouge2"] + entry["rougeLsum"]
+        if score > state["best"]:
+            state["best"] = score
+            entry["saved"] = str(args.out)
+            save_checkpoint(Path(args.out), model, start, {
+                "step": state["step"], "train_docs_seen": state["docs_done"],
+                **{f"valid_{k}": f"{v:.2f}" for k, v in entry.items() if "rouge" in k},
+                "train_command": "python -m model.train " + " ".join(args.argv)})
+        state["seconds"] = time.perf_counter() - t_start
+        torch.save({"model": {n: p.detach() for n, p in params.items()},
+                    "aux": aux.state_dict() if aux is not None else None,
+                    "optimizer": opt.state_dict(), "state": state}, state_file)
+
+    total = args.epochs * (args.n + (len(mix) if not args.smoke and args.mix else 0))
     bar = tqdm(total=total, initial=state["docs_done"], desc="train", unit="doc", file=sys.stderr)
     model.train()
     losses, n_sents, in_batch, history = 0.0, 0, 0, []
@@ -217,9 +282,14 @@ def train(args) -> dict:
                     continue  # resuming: already trained on
                 c = shard[j]
                 torch.manual_seed(args.seed * 1_000_003 + done)  # dropout masks, resumable
-                s = top_scores(model, start, c.hidden[None], c.cls_positions[None])[0]  # [S]
+                s, vecs = top_scores(model, start, c.hidden[None], c.cls_positions[None], True)
+                s = s[0]  # [S]
                 loss = F.binary_cross_entropy(s, c.labels, reduction="sum")
-                (loss / args.batch).backward()
+                total_loss = loss
+                if aux is not None:  # deep supervision of the [CLS] vectors (not shipped)
+                    total_loss = loss + args.aux_weight * F.binary_cross_entropy_with_logits(
+                        aux(vecs[0]).squeeze(-1), c.labels, reduction="sum")  # [S] logits
+                (total_loss / args.batch).backward()
                 losses += loss.item()
                 n_sents += len(s)
                 in_batch += 1
@@ -239,18 +309,7 @@ def train(args) -> dict:
                              "lr_bert": opt.param_groups[0]["lr"], "seconds": round(time.perf_counter() - t_start)}
                     losses, n_sents = 0.0, 0
                     if args.eval_every and step % args.eval_every == 0 and valid:
-                        entry.update(validate(model, start, valid, valid_docs))
-                        score = entry["rouge1"] + entry["rouge2"] + entry["rougeLsum"]
-                        if score > state["best"]:
-                            state["best"] = score
-                            entry["saved"] = str(args.out)
-                            save_checkpoint(Path(args.out), model, start, {
-                                "step": step, "train_docs_seen": done, "valid_rouge1": f"{entry['rouge1']:.2f}",
-                                "valid_rouge2": f"{entry['rouge2']:.2f}", "valid_rougeLsum": f"{entry['rougeLsum']:.2f}",
-                                "train_command": "python -m model.train " + " ".join(args.argv)})
-                        state["seconds"] = time.perf_counter() - t_start
-                        torch.save({"model": {n: p.detach() for n, p in params.items()},
-                                    "optimizer": opt.state_dict(), "state": state}, state_file)
+                        validate_and_save(entry)
                     history.append(entry)
                     with open(log_file, "a") as f:
                         f.write(json.dumps(entry) + "\n")
@@ -264,15 +323,8 @@ def train(args) -> dict:
             break
     bar.close()
     if valid and state["step"] % args.eval_every:  # the tail after the last evaluation
-        entry = {"step": state["step"], "docs": done, **validate(model, start, valid, valid_docs)}
-        score = entry["rouge1"] + entry["rouge2"] + entry["rougeLsum"]
-        if score > state["best"]:
-            state["best"] = score
-            entry["saved"] = str(args.out)
-            save_checkpoint(Path(args.out), model, start, {
-                "step": state["step"], "train_docs_seen": done, "valid_rouge1": f"{entry['rouge1']:.2f}",
-                "valid_rouge2": f"{entry['rouge2']:.2f}", "valid_rougeLsum": f"{entry['rougeLsum']:.2f}",
-                "train_command": "python -m model.train " + " ".join(args.argv)})
+        entry = {"step": state["step"], "docs": done, "epoch": args.epochs - 1}
+        validate_and_save(entry)
         with open(log_file, "a") as f:
             f.write(json.dumps(entry) + "\n")
         print(json.dumps(entry), file=sys.stderr)
@@ -300,6 +352,13 @@ def parse(argv=None):
     ap.add_argument("--log-every", type=int, default=25)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cls-scale", type=float, default=1.0,
+                    help="multiply the top layer's output LayerNorm (the [CLS] vectors) at init")
+    ap.add_argument("--aux-weight", type=float, default=0.0,
+                    help="weight of an auxiliary linear scorer on the [CLS] vectors (training only)")
+    ap.add_argument("--init", default=None, help="start from this checkpoint's trained part")
+    ap.add_argument("--mix", default=None, help="extra cached split mixed into every epoch, e.g. bbc-train")
+    ap.add_argument("--valid-bbc", action="store_true", help="also log ROUGE on bbc-val (k = reference)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny run: 4 docs, 12 steps, no cache on disk")

@@ -1,0 +1,85 @@
+"""All four benchmarks, one JSON object out.
+
+    python -m benchmarks [--quick] [--json]
+
+1. model (benchmarks.model): plain vs capture latency → ``capture_ratio`` (at ~512 tokens)
+2. figures (benchmarks.figures): build time and Streamlit bytes of every page's figures
+3. browser (benchmarks.browser): the real app in Chromium → ``click_to_first_heatmap_s``,
+   ``head_switch_s``, the BERT attention page's websocket bytes, the server's ``rss_mb``
+   (VmRSS after summarizing 10 documents; ``rss_hwm_mb`` = its peak, VmHWM)
+4. peer (benchmarks.peer): bertviz's model_view for the same input →
+   ``payload_ratio_vs_bertviz`` = bertviz model_view HTML bytes / our BERT attention page bytes
+
+``--quick`` (about 5 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
+bertviz rendered at ~128 tokens only (its 512-token page is built and measured, not rendered).
+Each script also writes its own JSON under benchmarks/results/ (``*_quick.json`` with --quick).
+With ``--json`` the tables go to stderr and stdout gets one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+
+from benchmarks import browser, figures, model, peer
+from benchmarks.common import RESULTS
+
+TARGETS = {"capture_ratio": ("<=", 1.3), "click_to_first_heatmap_s": ("<=", 3.0), "head_switch_s": ("<=", 0.5),
+           "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0)}
+
+
+def run(quick: bool) -> dict:
+    q = "_quick" if quick else ""
+    out = lambda name: str(RESULTS / f"{name}{q}.json")  # noqa: E731
+    t0 = time.perf_counter()
+    m = model.main((["--runs", "5", "--sizes", "512", "--no-base"] if quick else []) + ["--json", out("model")])
+    row = max((r for r in m["rows"] if r["model"].startswith("MiniLM")), key=lambda r: r["target_tokens"])
+    f = figures.main((["--runs", "2"] if quick else []) + ["--json", out("figures")])
+    b = browser.main((["--runs", "3"] if quick else []) + ["--json", out("browser")])
+    p = peer.main((["--render-tokens", "128", "--views", "model_view", "--timeout", "90"] if quick else [])
+                  + ["--ours-bytes", str(b["bert_page_ws_bytes"] or 0), "--json", out("peer")])
+    result = {
+        "quick": quick,
+        "capture_ratio": row["capture_ratio"],
+        "click_to_first_heatmap_s": b["click_to_first_heatmap_s"],
+        "head_switch_s": b["head_switch_s"],
+        "payload_ratio_vs_bertviz": p["payload_ratio_vs_bertviz"],
+        "rss_mb": b["rss_mb"],
+        "rss_hwm_mb": b["rss_hwm_mb"],
+        "tokens": row["tokens"],
+        "plain_ms": row["plain_ms"], "capture_ms": row["capture_ms"], "trace_mb": row["trace_mb"],
+        "bert_page_ws_bytes": b["bert_page_ws_bytes"],
+        "bertviz_model_view_html_bytes": p["model_view_html_bytes"],
+        "all_layers_heads_s": b["median"].get("all_layers_heads_s"),
+        "server_memory_mb": b["server_memory_mb"],
+        "figures_pages": f["pages"],
+        "bertviz_rendered": [{"view": r["view"], "tokens": r["tokens"], **r.get("browser", {})}
+                             for r in p["rows"] if "browser" in r],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    result["targets_met"] = {k: (result[k] is not None and (result[k] <= v if op == "<=" else result[k] >= v))
+                             for k, (op, v) in TARGETS.items()}
+    return result
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="a short version (about 5 minutes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout (tables on stderr)")
+    args = p.parse_args(argv)
+    if args.json:
+        with contextlib.redirect_stdout(sys.stderr):
+            result = run(args.quick)
+        print(json.dumps(result))
+    else:
+        result = run(args.quick)
+        print()
+        for k, (op, v) in TARGETS.items():
+            print(f"{k:28} {result[k]!s:>10}  target {op} {v}  {'met' if result['targets_met'][k] else 'MISSED'}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Helpers shared by the benchmark scripts: headless Chromium, free ports, process memory,
+a memory/time watchdog, medians and JSON output. No Streamlit, no model code here."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def launch_chromium(playwright, extra_args: list[str] | None = None):
+    """Debian's Chromium through Playwright's Python client (never ``playwright install``)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + (extra_args or []),
+                                      headless=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return 0
+
+
+def rss_mb(pid: int) -> dict:
+    """VmRSS (now) and VmHWM (peak) of one process, in MB."""
+    return {"rss_mb": round(_status_kb(pid, "VmRSS") / 1024, 1), "hwm_mb": round(_status_kb(pid, "VmHWM") / 1024, 1)}
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc/*/stat parent ids)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def chromium_rss_mb(root: int | None = None) -> float:
+    """Summed VmRSS of the Chromium processes started by this process (shared pages counted
+    once per process, so an upper bound)."""
+    total = 0
+    for p in descendants(root or os.getpid()):
+        try:
+            if "chrom" in Path(f"/proc/{p}/comm").read_text():
+                total += _status_kb(p, "VmRSS")
+        except FileNotFoundError:
+            pass
+    return round(total / 1024, 1)
+
+
+class Watchdog:
+    """Samples Chromium's summed RSS every ``every`` s; past ``limit_mb`` calls ``on_limit`` once
+    (e.g. close the browser) so a runaway page cannot take the machine's memory."""
+
+    def __init__(self, limit_mb: float, on_limit, every: float = 0.25):
+        self.limit_mb, self.on_limit, self.every = limit_mb, on_limit, every
+        self.peak_mb, self.tripped = 0.0, False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            mb = chromium_rss_mb()
+            self.peak_mb = max(self.peak_mb, mb)
+            if mb > self.limit_mb and not self.tripped:
+                self.tripped = True
+                self.on_limit()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+
+def kill_chromium_children(sig: int = 9) -> None:
+    """Kill the Chromium processes below this process (only ours, by pid)."""
+    for p in descendants(os.getpid()):
+        try:
+            if "chrom" in Path(f"/proc/{p}/comm").read_text():
+                os.kill(p, sig)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+
+
+def median(xs: list[float], nd: int = 3) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(statistics.median(xs), nd) if xs else None
+
+
+def write_json(name: str, result: dict, path: str | None = None) -> Path:
+    out = Path(path) if path else RESULTS / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    return out
+
+
+def now() -> float:
+    return time.perf_counter()

@@ -1,0 +1,90 @@
+"""Streamlit glue shared by app.py and the pages: the cached model, the bounded trace cache,
+the current result. Figures themselves come from viz/ (pure functions)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+UNTRAINED = "untrained (random head)"
+COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
+
+
+def examples() -> dict[str, Path]:
+    """Shipped example documents: name (first line) → file."""
+    out = {}
+    for p in sorted(EXAMPLES.glob("*.txt")):
+        title = p.read_text(encoding="utf-8").split("\n", 1)[0].strip()
+        out[f"{title} ({len(p.read_text(encoding='utf-8').split())} words)"] = p
+    return out
+
+
+def head_choices() -> list[str]:
+    """Sentence-scorer weights on disk (model/weights/*), then the untrained head."""
+    from model.summarizer import WEIGHTS_DIR
+
+    found = sorted(str(p.relative_to(ROOT)) for p in WEIGHTS_DIR.glob("*") if p.suffix in (".safetensors", ".pt"))
+    return found + [UNTRAINED]
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=2)
+def get_model(head: str, device: str):
+    """Loaded once per (head weights, device) for the whole server process."""
+    from model import load
+    from model.summarizer import Summarizer
+
+    if head == UNTRAINED:  # an explicit backbone dir skips the default checkpoint
+        model = Summarizer.load(backbone=load.default_backbone_dir(), device=device)
+        model.backbone = load.EMBEDDED_BACKBONE  # same files; load() names an explicit dir by its path
+        return model
+    return Summarizer.load(checkpoint=ROOT / head, device=device)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def run_trace(text: str, k: int, block_trigram: bool, head: str, device: str, window: int = 0):
+    """Bounded cache of Traces (frozen, CPU, shared read-only; ~40 MB for 512 tokens). BERT's
+    internals are captured for one 512-token ``window`` of the document."""
+    return get_model(head, device).trace(text, k=k, block_trigram=block_trigram, window=window)
+
+
+def current_trace():
+    """The Trace of the last Summarize click (recomputed if it fell out of the cache), or None."""
+    params = st.session_state.get("params")
+    if params is None:
+        return None
+    return run_trace(**params, window=st.session_state.get("window", 0))
+
+
+def window_caption(trace) -> str:
+    """"window 1 of 2 (sentences 0–15)" for long documents, "" for one window."""
+    if len(trace.windows) < 2:
+        return ""
+    a, b = trace.windows[trace.window]
+    sents = trace.input_sentences[a:b]
+    return (f"BERT window {trace.window + 1} of {len(trace.windows)} (sentences {sents.min()}–{sents.max()}); "
+            "pick another in the sidebar.")
+
+
+def need_trace():
+    """The current Trace, or an info box and stop (nothing summarized yet)."""
+    trace = current_trace()
+    if trace is None:
+        st.info("Paste or pick a document in the sidebar and click **Summarize**.")
+        st.stop()
+    return trace
+
+
+def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True, cols=None):
+    """Layer and head selectors (1-based labels); head None = mean over heads."""
+    cols = cols or st.columns(2)
+    layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=f"{key}_layer")
+    options = ([None] if mean else []) + list(range(n_heads))
+    head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
+                             index=1 if mean else 0, key=f"{key}_head")
+    return layer, head
+
+
+def plot(fig, key: str | None = None):
+    st.plotly_chart(fig, key=key, config={"displaylogo": False})

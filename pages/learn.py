@@ -1,0 +1,64 @@
+"""Page 5: scaled dot-product attention step by step, with this document's real numbers."""
+import numpy as np
+import streamlit as st
+
+from pages.common import window_caption, layer_head_pickers, need_trace, plot
+from viz.common import token_labels
+from viz.learn import attention_steps, step_figures
+
+trace = need_trace()
+L, H, T, dh = trace.bert_query.shape
+st.title("Learn: how one attention head works")
+if window_caption(trace):
+    st.caption(window_caption(trace))
+st.markdown(
+    "Every token of the document asks a question (its **query** vector *q*), offers a label (its **key** "
+    "vector *k*) and carries content (its **value** vector *v*). A head compares the question of one token "
+    "with the label of every token, turns the matches into weights that sum to 1, and returns the weighted "
+    "mix of the values:\n\n"
+    r"$$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V$$"
+    "\n\nPick one head and one query token; below are the real numbers from this document.")
+c = st.columns(3)
+layer, head = layer_head_pickers(L, H, "learn", mean=False, cols=c[:2])
+labels = token_labels(trace.tokens, range(T))
+query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], index=min(1, T - 1),
+                       key="learn_query")
+figs = step_figures(trace, layer, head, query)
+steps = attention_steps(trace, layer, head, query)
+
+st.subheader("Q and K")
+st.markdown(f"BERT multiplies each token's hidden vector by three learned matrices to get q, k and v. "
+            f"Each of the {H} heads works in its own {dh}-dimensional slice.")
+plot(figs["q"], key="learn_q")
+plot(figs["K"], key="learn_K")
+st.subheader("1. Scores: q · kⱼ")
+st.markdown("The dot product is large when the query and a key point the same way: one number per key token.")
+plot(figs["logits"], key="learn_logits")
+st.subheader("2. Divide by √d")
+st.markdown(f"With d = {dh} dimensions the dot products grow like √d; dividing by √{dh} = {np.sqrt(dh):.2f} "
+            "keeps the softmax from saturating (Vaswani et al. 2017, §3.2.1).")
+plot(figs["scaled"], key="learn_scaled")
+st.subheader("3. Add the mask")
+st.markdown("The **attention mask** is added to the scores: 0 for real tokens, −10000 for padding, so after "
+            "the softmax padding gets weight ≈ 0. A single document has no padding: the mask is all zeros "
+            "here (see *Masks & positions*).")
+plot(figs["masked"], key="learn_masked")
+st.subheader("4. Softmax")
+st.markdown(f"exp(score) / Σ exp(score): positive weights summing to 1. Red dots: the weights BERT itself "
+            f"computed (captured during the run); largest difference from our recomputation from the "
+            f"float16 q, k: **{steps['max_abs_diff']:.1e}**.")
+plot(figs["probs"], key="learn_probs")
+st.subheader("5. Weighted sum of the values")
+plot(figs["V"], key="learn_V")
+plot(figs["out"], key="learn_out")
+st.markdown("The outputs of all heads are concatenated and projected back to the model size; this is one "
+            "of the inputs the next layer works on.")
+
+st.subheader("Where does word order come in?")
+st.markdown(
+    "Attention itself ignores order: shuffle the tokens and every weight stays the same. So position is "
+    "**added** to the inputs. BERT adds a *learned* position embedding to each token (one row per position "
+    "0–511), plus an **interval segment** embedding (A/B alternating per sentence, as in BertSum). The "
+    "sentence encoder adds the fixed *sinusoidal* encoding PE(pos, 2i) = sin(pos / 10000^(2i/d)), "
+    "PE(pos, 2i+1) = cos(…) to each sentence vector, so it knows sentence 1 from sentence 10. See "
+    "*Masks & positions* for both tables.")

@@ -1,0 +1,74 @@
+"""Shared fixtures: a synthetic Trace (random tensors, real field names/shapes/dtypes from
+model/trace.py) for the figure tests, and the real Summarizer loaded once per session."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model.trace import Summary, Trace  # noqa: E402
+
+WORDS = "the cat sat on a mat while dogs ran past quickly under grey skies".split()
+
+
+def synthetic_trace(n_sent: int = 5, words: int = 8, L: int = 6, H: int = 12, L2: int = 2, H2: int = 8,
+                    D: int = 384, seed: int = 0, short: tuple[int, ...] = (2,), k: int = 2) -> Trace:
+    """A Trace with random attention rows (softmax of noise) and BertSum-shaped bookkeeping.
+    Sentences in ``short`` are too short: shown, not fed."""
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    sentences = tuple(" ".join(rng.choice(WORDS, words if i not in short else 3)) + "." for i in range(n_sent))
+    spans, pos = [], 0
+    for s in sentences:
+        spans.append((pos, pos + len(s)))
+        pos += len(s) + 1
+    fed = [i for i in range(n_sent) if i not in short]
+    tokens, token_sentence, cls_positions, segment_ids = [], [], [], []
+    for n, i in enumerate(fed):
+        cls_positions.append(len(tokens))
+        piece = ["[CLS]"] + sentences[i].lower().replace(".", " .").split() + ["[SEP]"]
+        tokens += piece
+        token_sentence += [i] * len(piece)
+        segment_ids += [n % 2] * len(piece)
+    T, S, dh = len(tokens), len(fed), D // H
+    scores = torch.rand(S, generator=g)
+    order = [fed[j] for j in torch.argsort(scores, descending=True).tolist()]
+    all_scores = [None] * n_sent
+    for j, i in enumerate(fed):
+        all_scores[i] = float(scores[j])
+    summary = Summary(sentences=sentences, spans=tuple(spans), scores=tuple(all_scores),
+                      selected=tuple(sorted(order[:k])), too_short=tuple(short), truncated=(),
+                      tokens_cut=0, device="cpu", head="untrained", backbone="synthetic")
+
+    def rnd(*shape, dtype=torch.float16):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    q, kk, v = rnd(L, H, T, dh), rnd(L, H, T, dh), rnd(L, H, T, dh)
+    att = torch.softmax(q.float() @ kk.float().transpose(-1, -2) / dh ** 0.5, -1).half()
+    return Trace(
+        summary=summary, tokens=tuple(tokens), token_sentence=np.array(token_sentence, dtype=np.int64),
+        input_sentences=np.array(fed, dtype=np.int64), cls_positions=np.array(cls_positions, dtype=np.int64),
+        segment_ids=np.array(segment_ids, dtype=np.int64), window=0, windows=((0, S),), token_mask=torch.ones(T, dtype=torch.bool),
+        extended_mask=torch.zeros(T), cls_mask=torch.ones(S, dtype=torch.bool),
+        inter_mask=torch.zeros(S, dtype=torch.bool), bert_attention=att, bert_query=q, bert_key=kk,
+        bert_value=v, position_embeddings=rnd(T, D, dtype=torch.float32),
+        token_type_embeddings=rnd(T, D, dtype=torch.float32), sentence_vectors=rnd(S, D, dtype=torch.float32),
+        sentence_pe=rnd(S, D, dtype=torch.float32),
+        inter_attention=torch.softmax(rnd(L2, H2, S, S, dtype=torch.float32), -1).half())
+
+
+@pytest.fixture(scope="session")
+def trace() -> Trace:
+    return synthetic_trace()
+
+
+@pytest.fixture(scope="session")
+def summarizer():
+    summarizer_mod = pytest.importorskip("model.summarizer")
+    return summarizer_mod.Summarizer.load()

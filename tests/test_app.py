@@ -1,0 +1,155 @@
+"""Every page of the app under streamlit.testing.v1.AppTest with the real model (no browser)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")    # 2 BERT windows
+SHORT = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
+PAGES = ["pages/summary.py", "pages/bert_attention.py", "pages/sentence_encoder.py",
+         "pages/masks_positions.py", "pages/learn.py"]
+
+
+@pytest.fixture(autouse=True)
+def navigation_not_pages_dir(monkeypatch):
+    """AppTest (streamlit 1.67) resets PagesManager.uses_pages_directory before every run and a
+    ``pages/`` folder then sends reruns down the legacy MPA-v1 path (the page script runs without
+    app.py). The real server sets the flag to False once st.navigation runs; do the same here."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    init = PagesManager.__init__
+
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", patched)
+
+
+def new_app():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    return at.run()
+
+
+def summarize(at, text: str, k: int = 3):
+    at.text_area(key="document").set_value(text)
+    at.number_input(key="k").set_value(k)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at):
+    return at.get("plotly_chart")
+
+
+def spec(chart) -> str:
+    return chart.proto.spec
+
+
+@pytest.fixture(scope="module")
+def summarizer_loaded(summarizer):
+    return summarizer  # loads the real model once, before the first AppTest
+
+
+def test_before_summarize_an_info_on_every_page(summarizer_loaded):
+    at = new_app()
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception
+        assert len(charts(at)) == 0 and "Summarize" in at.info[0].value
+
+
+def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):
+    at = summarize(new_app(), "   \n  ")
+    assert at.error and "empty" in at.error[0].value.lower()
+    assert len(charts(at)) == 0
+
+
+def test_summary_page(summarizer_loaded):
+    at = summarize(new_app(), SHORT, k=2)
+    assert len(charts(at)) == 1 and json.loads(spec(charts(at)[0]))["data"][0]["type"] == "bar"
+    assert [b.label for b in at.get("download_button")] == ["Download .txt", "Download .md"]
+    assert at.get("html")                               # the shaded document
+    assert "2 of" in at.subheader[0].value
+
+
+def test_example_picker_and_results_survive_page_switches(summarizer_loaded):
+    at = new_app()
+    name = next(o for o in at.selectbox(key="example").options if "Insurance" in o)
+    at.selectbox(key="example").set_value(name).run()
+    assert at.text_area(key="document").value.startswith("Insurance bosses plead guilty")
+    at.button[0].click().run()
+    for page in PAGES + ["pages/summary.py"]:
+        at.switch_page(page).run()
+        assert not at.exception and len(charts(at)) >= 1
+    assert at.text_area(key="document").value.startswith("Insurance bosses")
+
+
+def test_bert_attention_views_and_selectors(summarizer_loaded):
+    at = summarize(new_app(), LONG)
+    at.switch_page("pages/bert_attention.py").run()
+    assert len(charts(at)) == 1
+    first = spec(charts(at)[0])
+    assert '"dtype":"u1"' in first and "query %{y}" in first      # uint8 z, token hover
+    at.selectbox(key="bert_head").set_value(3).run()
+    assert "head 4" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
+    at.selectbox(key="bert_layer").set_value(5).run()
+    assert "layer 6, head 4" in spec(charts(at)[0])
+    at.checkbox(key="bert_hide").check().run()
+    assert "[SEP]" not in spec(charts(at)[0])
+    at.checkbox(key="bert_exact").check().run()
+    assert "customdata" in spec(charts(at)[0])
+    at.selectbox(key="bert_colors").set_value("Magma").run()
+    assert "#000004" in spec(charts(at)[0]).lower()             # magma's first colour
+    views = {"All heads of a layer": 12, "All layers × heads": 72, "Sentence × sentence": 1}
+    for view, n_heatmaps in views.items():
+        at.segmented_control(key="bert_view").set_value(view).run()
+        assert not at.exception and len(charts(at)) == 1
+        data = json.loads(spec(charts(at)[0]))["data"]
+        assert [d["type"] for d in data] == ["heatmap"] * n_heatmaps
+
+
+def test_window_switch_changes_tokens(summarizer_loaded):
+    at = summarize(new_app(), LONG)
+    at.switch_page("pages/bert_attention.py").run()
+    before = spec(charts(at)[0])
+    at.selectbox(key="window").set_value(1).run()
+    assert "window 2 of 2" in at.caption[0].value and spec(charts(at)[0]) != before
+
+
+def test_sentence_encoder_page(summarizer_loaded):
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/sentence_encoder.py").run()
+    assert len(charts(at)) == 1
+    s = spec(charts(at)[0])
+    data = json.loads(s)["data"]
+    assert [d["type"] for d in data] == ["heatmap", "bar"]
+    assert any(label.startswith("★") for label in data[0]["y"])             # selected sentences marked
+    at.selectbox(key="inter_head").set_value(7).run()
+    assert "head 8" in spec(charts(at)[0])
+
+
+def test_masks_page(summarizer_loaded):
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/masks_positions.py").run()
+    titles = [spec(c) for c in charts(at)]
+    assert len(titles) == 8 and all(json.loads(t)["data"][0]["type"] == "heatmap" for t in titles)
+    for words in ("padding mask", "Extended additive mask", "[CLS] mask", "Inter-encoder mask",
+                  "segment ids", "Sinusoidal positional encoding", "learned position embeddings"):
+        assert any(words in t for t in titles), words
+
+
+def test_learn_page(summarizer_loaded):
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/learn.py").run()
+    assert len(charts(at)) == 8 and not at.exception
+    probs = next(spec(c) for c in charts(at) if "softmax" in spec(c))
+    at.selectbox(key="learn_query").set_value(5).run()
+    assert next(spec(c) for c in charts(at) if "softmax" in spec(c)) != probs
+    assert "token 5" in spec(charts(at)[0])

@@ -1,0 +1,70 @@
+"""Training: the smoke configuration learns, the [CLS]-only top layer is exact, and the saved
+checkpoint loads through Summarizer.load with the scores training saw."""
+import math
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from model import load
+from model.bert import BertConfig, BertLayer, extended_mask
+from model.data import DEFAULT_DATA, encode_labels, lower_layers, named_split
+from model.summarizer import Summarizer
+from model.train import cls_layer, lr_factor, parse, top_scores, train
+
+needs_data = pytest.mark.skipif(not (DEFAULT_DATA / "cnndm_train.jsonl.gz").is_file(),
+                                reason="../shared/data not available")
+
+
+def test_cls_layer_equals_the_full_layer_at_cls_rows():
+    torch.manual_seed(0)
+    layer = BertLayer(BertConfig(hidden_size=32, num_attention_heads=4, intermediate_size=64)).eval()
+    x = torch.randn(2, 11, 32)  # [B, T, D]
+    mask = extended_mask(torch.tensor([[1] * 11, [1] * 8 + [0] * 3]))  # [B, 1, 1, T]
+    cls = torch.tensor([[0, 4, 7], [0, 3, 5]])  # [B, S]
+    full = layer(x, mask)[torch.arange(2)[:, None], cls]  # [B, S, D]
+    assert torch.allclose(cls_layer(layer, x, mask, cls), full, atol=1e-5)
+
+
+def test_lr_schedule_warms_up_then_decays():
+    assert lr_factor(1, 10) == pytest.approx(0.1)
+    assert lr_factor(10, 10) == pytest.approx(1.0)
+    assert lr_factor(40, 10) == pytest.approx(0.5)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("smoke") / "ckpt.safetensors"
+    return train(parse(["--smoke", "--out", str(out)])), out
+
+
+@needs_data
+def test_smoke_training_decreases_the_loss(smoke):
+    history = [h["loss"] for h in smoke[0]["history"]]
+    assert len(history) == 3 and all(math.isfinite(x) for x in history)
+    assert history[-1] < 0.7 * history[0], history
+
+
+@needs_data
+def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
+    result, path = smoke
+    with safe_open(path, "pt") as f:
+        keys, meta = set(f.keys()), f.metadata()
+    assert keys and all(k.startswith(("bert.encoder.layer.4.", "bert.encoder.layer.5.", "ext_layer."))
+                        for k in keys)
+    assert "ext_layer.pos_emb.pe" not in keys
+    assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
+    assert (meta["inter_layers"], meta["inter_heads"]) == ("2", "8")
+
+    s = Summarizer.load(checkpoint=path, device="cpu")
+    s.max_windows = 1  # BertSum's single 512-token input, what training sees
+    doc = named_split("cnndm-train", DEFAULT_DATA, 1)[0]
+    enc, _ = encode_labels(s, doc)
+    model = result["model"].eval()
+    with torch.no_grad():
+        ours = top_scores(model, 4, lower_layers(model.bert, enc, 4)[None], torch.tensor([enc.cls_positions]))[0]
+    summary = s.summarize(doc.text)
+    theirs = torch.tensor([summary.scores[i] for i in enc.input_sentences])
+    assert torch.allclose(ours, theirs, atol=1e-5)
+    assert s.head == "trained"

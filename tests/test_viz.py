@@ -1,0 +1,161 @@
+"""The pure figure functions in viz/: shapes, labels, dtypes of the arrays sent to Plotly."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import plotly.io as pio
+import pytest
+import torch
+
+from conftest import synthetic_trace
+from viz import attention as A
+from viz import inter, learn, masks, summary
+from viz.common import pool, quantize
+
+
+def test_quantize_uint8_levels():
+    p = np.array([[0.0, 0.25], [0.5, 1.0]], dtype=np.float32)
+    z, vmax = quantize(p)
+    assert z.dtype == np.uint8 and vmax == 1.0
+    assert z.tolist() == [[0, 64], [128, 255]]
+    z, vmax = quantize(p * 0.1)  # scaled to the max: small maps still use all 256 levels
+    assert z.max() == 255 and vmax == pytest.approx(0.1)
+
+
+def test_pool_block_means():
+    a = np.arange(36, dtype=np.float32).reshape(6, 6)
+    p = pool(a, 3)
+    assert p.shape == (3, 3) and p.dtype == np.float32
+    assert p[0, 0] == pytest.approx(a[:2, :2].mean())
+    assert pool(a, 10).shape == (6, 6)
+
+
+def test_token_heatmap_uint8_labels_and_exact_hover(trace):
+    T = len(trace.tokens)
+    fig = A.token_heatmap(trace, 2, 5)
+    hm = fig.data[0]
+    assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T)
+    assert len(hm.x) == len(hm.y) == T and len(set(hm.x)) == T  # unique labels, tokens repeat
+    assert hm.x[0] == "0 [CLS]"
+    truth = trace.bert_attention[2, 5].float().numpy()
+    assert hm.customdata.dtype == np.float32 and np.array_equal(hm.customdata, truth)
+    # the 8-bit colour is the true weight to within half a level
+    assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
+    assert "layer 3, head 6" in fig.layout.title.text
+
+
+def test_token_heatmap_selectors(trace):
+    T = len(trace.tokens)
+    n_special = sum(t in ("[CLS]", "[SEP]") for t in trace.tokens)
+    hm = A.token_heatmap(trace, 0, 0, hide_special=True).data[0]
+    assert hm.z.shape == (T - n_special, T - n_special)
+    assert not any(lbl.split(" ", 1)[1] in ("[CLS]", "[SEP]") for lbl in hm.x)
+    first = int(trace.input_sentences[1])
+    hm = A.token_heatmap(trace, 0, 0, sentence_range=(first, first)).data[0]
+    assert hm.z.shape[0] == int((trace.token_sentence == first).sum())
+    mean = A.token_heatmap(trace, 0, None).data[0]
+    assert np.allclose(mean.customdata, trace.bert_attention[0].float().mean(0).numpy())
+    assert A.token_heatmap(trace, 0, 0, colorscale="Magma").data[0].colorscale[0][1] != hm.colorscale[0][1]
+    lean = A.token_heatmap(trace, 0, 0, exact_hover=False).data[0]
+    assert lean.customdata is None and "level" in lean.hovertemplate
+
+
+def test_token_heatmap_serialises_as_typed_array():
+    big = synthetic_trace(n_sent=12, words=30, L=1, H=2, short=())
+    fig = A.token_heatmap(big, 0, 0, exact_hover=False)
+    T = len(big.tokens)
+    js = pio.to_json(fig, validate=False)
+    assert '"dtype":"u1"' in js and '"bdata"' in js
+    assert len(js) < 1.4 * T * T + 20_000          # base64 of uint8 (4/3 byte per cell) + labels
+
+
+def test_head_grid_and_overview(trace):
+    L, H = trace.bert_attention.shape[:2]
+    grid = A.head_grid(trace, 1, max_bins=16)
+    assert len(grid.data) == H and all(d.z.dtype == np.uint8 for d in grid.data)
+    assert grid.data[0].z.shape == (16, 16)
+    ov = A.overview(trace, max_bins=8)
+    assert len(ov.data) == L * H and ov.data[0].z.shape == (8, 8)
+    assert ov.layout.annotations[H].text == "L2 H1"
+    S = len(trace.input_sentences)
+    assert A.overview(trace, level="sentence").data[0].z.shape == (S, S)
+
+
+def test_sentence_matrix_mass(trace):
+    m, sents = A.sentence_matrix(trace, 3, 1)
+    assert m.shape == (len(trace.input_sentences),) * 2 and np.allclose(m.sum(1), 1, atol=1e-3)
+    a = trace.bert_attention[3, 1].float().numpy()
+    qi = trace.token_sentence == sents[0]
+    kj = trace.token_sentence == sents[1]
+    assert m[0, 1] == pytest.approx(a[qi][:, kj].sum(1).mean(), rel=1e-5)
+    fig = A.sentence_heatmap(trace, 3, 1)
+    assert fig.data[0].z.dtype == np.uint8 and fig.data[0].customdata.dtype == np.float32
+
+
+def test_inter_heatmap_marks_selected(trace):
+    fig = inter.inter_heatmap(trace, 1, 3)
+    hm, bars = fig.data
+    S = len(trace.input_sentences)
+    assert hm.z.shape == (S, S) and hm.z.dtype == np.uint8 and bars.x.dtype == np.float32
+    starred = [lbl for lbl in hm.y if lbl.startswith("★")]
+    assert len(starred) == len(trace.summary.selected)
+    assert np.array_equal(hm.customdata, trace.inter_attention[1, 3].float().numpy())
+
+
+def test_mask_and_position_figures(trace):
+    T, S = len(trace.tokens), len(trace.input_sentences)
+    assert masks.token_mask_strip(trace).data[0].z.shape == (1, T)
+    assert masks.token_mask_strip(trace).data[0].z.dtype == np.uint8
+    ext = masks.extended_mask_strip(trace).data[0]
+    assert ext.z.dtype == np.float32 and ext.zmin == -10000
+    assert masks.extended_mask_matrix(trace).data[0].z.shape == (T, T)
+    assert masks.cls_mask_strip(trace).data[0].z.shape == (1, S)
+    assert masks.inter_mask_matrix(trace).data[0].z.shape == (S, S)
+    seg = masks.segment_strip(trace).data[0].z
+    assert seg.dtype == np.uint8 and set(np.unique(seg)) <= {0, 1}
+    pe = masks.pe_table_heatmap(trace, n=40)
+    assert pe.data[0].z.shape == (40, 384) and pe.data[0].z.dtype == np.float32
+    assert pe.layout.shapes[0].y1 == S - 0.5           # the box around the rows used
+    assert masks.sentence_pe_heatmap(trace).data[0].z.shape == (S, 384)
+    assert masks.position_embedding_heatmap(trace).data[0].z.shape == (T, 384)
+
+
+def test_summary_figures_and_escaping(trace):
+    s = trace.summary
+    fig = summary.score_bars(s)
+    bars = fig.data[0]
+    assert len(bars.y) == len(s.sentences) and bars.x.dtype == np.float32
+    for i in range(len(s.sentences)):
+        assert (bars.marker.color[i] == summary.SELECTED) == (i in s.selected)
+    evil = dataclasses.replace(s, sentences=("<script>alert(1)</script> & co.",) + s.sentences[1:])
+    html = summary.document_html(evil)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&amp; co." in html
+    md = summary.summary_markdown(s)
+    assert all(f"- {s.sentences[i]}" in md for i in s.selected)
+
+
+def test_learn_steps_match_captured_attention():
+    t = synthetic_trace(seed=3)
+    masked_key = 5
+    mask = torch.zeros(len(t.tokens))
+    mask[masked_key] = -10000.0
+    t = dataclasses.replace(t, extended_mask=mask)
+    s = learn.attention_steps(t, 1, 2, 7)
+    assert s["probs"].sum() == pytest.approx(1, abs=1e-5)
+    assert s["probs"][masked_key] < 1e-6                # a masked key gets no weight
+    assert np.allclose(s["scaled"], s["logits"] / np.sqrt(s["d"]))
+    other = np.arange(len(t.tokens)) != masked_key      # the synthetic capture had no mask
+    renorm = s["captured"][other] / s["captured"][other].sum()
+    assert np.abs(s["probs"][other] - renorm).max() < 5e-3
+    assert np.allclose(s["out"], s["probs"] @ s["V"], atol=1e-5)
+    figs = learn.step_figures(t, 1, 2, 7)
+    assert set(figs) == {"q", "K", "logits", "scaled", "masked", "probs", "V", "out"}
+    assert len(figs["probs"].data) == 2 and figs["probs"].data[0].y.dtype == np.float32
+
+
+def test_learn_recomputes_real_bert(summarizer):
+    text = open("examples/bbc_insurance_bosses.txt", encoding="utf-8").read()
+    t = summarizer.trace(text)
+    s = learn.attention_steps(t, 4, 7, 3)
+    assert s["max_abs_diff"] < 1e-2                      # float16 capture of q, k

@@ -1,0 +1,143 @@
+"""BERT self-attention figures: one head, all heads of a layer, all layers × heads, sentences.
+
+``bert_attention[l, h, i, j]`` is softmax(q_i · k_j / √d_h + mask_j) (Vaswani et al. 2017, Eq. 1):
+row i = the query token, column j = the key token; every row sums to 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import level_colorbar, pool, quantize, sentence_label, to_numpy, token_labels
+
+SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
+
+
+def token_index(trace, hide_special: bool = False, sentence_range: tuple[int, int] | None = None) -> np.ndarray:
+    """Indices of the tokens to show: optionally without [CLS]/[SEP], optionally only the tokens
+    of summary sentences ``sentence_range = (first, last)`` (inclusive)."""
+    keep = np.ones(len(trace.tokens), dtype=bool)
+    if hide_special:
+        keep &= ~np.isin(np.array(trace.tokens, dtype=object), SPECIAL)
+    if sentence_range is not None:
+        a, b = sentence_range
+        keep &= (trace.token_sentence >= a) & (trace.token_sentence <= b)
+    return np.flatnonzero(keep)
+
+
+def head_matrix(trace, layer: int, head: int | None) -> np.ndarray:
+    """[T, T] float32 attention of one head, or the average over heads (``head=None``)."""
+    a = trace.bert_attention[layer]                        # [H, T, T] float16
+    a = a.float().mean(0) if head is None else a[head].float()
+    return a.numpy()
+
+
+def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
+    """Thin lines between sentences, in category units of the shown tokens."""
+    sent = trace.token_sentence[index]
+    cuts = np.flatnonzero(np.diff(sent)) + 0.5
+    line = dict(color="rgba(255,255,255,0.35)", width=1)
+    return ([dict(type="line", xref="x", yref="paper", x0=c, x1=c, y0=0, y1=1, line=line) for c in cuts]
+            + [dict(type="line", yref="y", xref="paper", y0=c, y1=c, x0=0, x1=1, line=line) for c in cuts])
+
+
+def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
+                  sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
+                  exact_hover: bool = True, height: int = 720) -> go.Figure:
+    """Token × token attention of one head (or the head average): queries down, keys across.
+
+    z holds uint8 levels (colourbar labelled with true weights); with ``exact_hover`` the float32
+    weights ride along as customdata so hover shows them exactly (4× the bytes of z).
+    """
+    index = token_index(trace, hide_special, sentence_range)
+    a = head_matrix(trace, layer, head)[np.ix_(index, index)]   # [n, n]
+    z, vmax = quantize(a)
+    labels = token_labels(trace.tokens, index)
+    if exact_hover:
+        hover = "query %{y}<br>key %{x}<br>weight %{customdata:.4f}<extra></extra>"
+    else:
+        hover = f"query %{{y}}<br>key %{{x}}<br>level %{{z}}/255 × {vmax:.3g}<extra></extra>"
+    hm = go.Heatmap(z=z, x=labels, y=labels, customdata=a if exact_hover else None,
+                    colorscale=colorscale, zmin=0, zmax=255, colorbar=level_colorbar(vmax),
+                    hovertemplate=hover)
+    name = "mean of heads" if head is None else f"head {head + 1}"
+    fig = go.Figure(hm)
+    fig.update_layout(title=f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens",
+                      height=height, margin=dict(l=10, r=10, t=50, b=10),
+                      shapes=_sentence_lines(trace, index))
+    fig.update_xaxes(title="key token (attended to)", type="category", tickangle=-90)
+    fig.update_yaxes(title="query token (attending)", type="category", autorange="reversed")
+    return fig
+
+
+def _grid(mats: np.ndarray, titles: list[str], rows: int, cols: int, colorscale: str,
+          height: int, title: str) -> go.Figure:
+    """Small multiples sharing one colour axis (mats [n, a, b] float32)."""
+    z, vmax = quantize(mats)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
+                        horizontal_spacing=0.01, vertical_spacing=0.04)
+    for k in range(len(mats)):
+        fig.add_trace(go.Heatmap(z=z[k], coloraxis="coloraxis", name=titles[k],
+                                 hovertemplate=titles[k] + "<br>row %{y}, col %{x}: level %{z}<extra></extra>"),
+                      row=k // cols + 1, col=k % cols + 1)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False, autorange="reversed")
+    fig.update_annotations(font_size=10)
+    fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=0, cmax=255, colorbar=level_colorbar(vmax)),
+                      height=height, title=title, margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def head_grid(trace, layer: int, *, hide_special: bool = False,
+              sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
+              max_bins: int = 96, cols: int = 4) -> go.Figure:
+    """All heads of one layer, each block-averaged to at most ``max_bins``² cells."""
+    index = token_index(trace, hide_special, sentence_range)
+    a = trace.bert_attention[layer].float().numpy()[:, index][:, :, index]   # [H, n, n]
+    mats = pool(a, max_bins)
+    h = len(mats)
+    rows = -(-h // cols)
+    return _grid(mats, [f"head {k + 1}" for k in range(h)], rows, cols, colorscale, 230 * rows,
+                 f"BERT layer {layer + 1}: all {h} heads ({len(index)} tokens, pooled to {mats.shape[-1]} bins)")
+
+
+def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: str = "token") -> go.Figure:
+    """All layers × heads: rows = layers, columns = heads. ``level="sentence"`` shows
+    sentence × sentence attention mass instead of pooled tokens."""
+    L, H = trace.bert_attention.shape[:2]
+    if level == "sentence":
+        mats = np.stack([sentence_matrix(trace, l, h)[0] for l in range(L) for h in range(H)])
+    else:
+        mats = pool(trace.bert_attention.float().numpy().reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
+    titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
+    return _grid(mats, titles, L, H, colorscale, 95 * L + 80,
+                 f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})")
+
+
+def sentence_matrix(trace, layer: int, head: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Sentence × sentence attention mass: M[i, j] = mean over query tokens t of sentence i of
+    Σ_{key tokens u of sentence j} A[t, u]. Rows sum to 1. Returns (M [S, S] float32, sentence ids)."""
+    a = head_matrix(trace, layer, head)                    # [T, T]
+    sents, inv = np.unique(trace.token_sentence, return_inverse=True)
+    onehot = np.zeros((len(trace.tokens), len(sents)), dtype=np.float32)   # [T, S]
+    onehot[np.arange(len(inv)), inv] = 1.0
+    mass = onehot.T @ a @ onehot                           # [S, S] summed over queries and keys
+    return (mass / onehot.sum(0)[:, None]).astype(np.float32), sents
+
+
+def sentence_heatmap(trace, layer: int, head: int | None, *, colorscale: str = "Viridis",
+                     height: int = 560) -> go.Figure:
+    m, sents = sentence_matrix(trace, layer, head)
+    z, vmax = quantize(m)
+    labels = np.array([sentence_label(trace, int(i), 28) for i in sents], dtype=object)
+    name = "mean of heads" if head is None else f"head {head + 1}"
+    fig = go.Figure(go.Heatmap(
+        z=z, x=labels, y=labels, customdata=m, colorscale=colorscale, zmin=0, zmax=255,
+        colorbar=level_colorbar(vmax, "mass"),
+        hovertemplate="from %{y}<br>to %{x}<br>mass %{customdata:.3f}<extra></extra>"))
+    fig.update_layout(title=f"Sentence → sentence attention mass, layer {layer + 1}, {name}",
+                      height=height, margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_xaxes(title="key sentence", type="category", tickangle=-60)
+    fig.update_yaxes(title="query sentence", type="category", autorange="reversed")
+    return fig
