@@ -80,4 +80,10 @@ pg = st.navigation([
     st.Page("pages/masks_positions.py", title="Masks & positions", icon="🎭"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
 ])
+if "started" not in st.session_state:
+    # Streamlit 1.67 runs a new server's first session in pages/-directory mode until
+    # st.navigation has run once, and the first widget edit of that session is lost (seen in
+    # Chromium: the pasted document vanished). One rerun at the start of a session avoids it.
+    st.session_state["started"] = True
+    st.rerun()
 pg.run()

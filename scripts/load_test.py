@@ -74,21 +74,30 @@ def peak_rss_mb(pid: int) -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
 
+async def idle(page, timeout_s: float) -> None:
+    """Until Streamlit's "Running…" status widget is gone."""
+    await page.wait_for_timeout(200)
+    await page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)
+
+
 async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float) -> list[float]:
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
     await page.goto(url)
     box = page.get_by_role("textbox", name="Document", exact=True)
     await box.wait_for(timeout=timeout_s * 1000)
+    await idle(page, timeout_s)
+    main = page.get_by_test_id("stMain")
     latencies = []
     for d, text in enumerate(docs):
         marker = f"Load-test document {sid}-{d}"
         await box.fill(f"{marker}.\n\n{text}")
         t = time.perf_counter()
         await page.get_by_role("button", name="Summarize").click()
-        await page.get_by_text(marker).first.wait_for(timeout=timeout_s * 1000)
+        await main.get_by_text(marker).first.wait_for(timeout=timeout_s * 1000)
         latencies.append(time.perf_counter() - t)
-        seen = {m.group(0) for m in MARKER.finditer(await page.inner_text("body"))}
+        await idle(page, timeout_s)
+        seen = {m.group(0) for m in MARKER.finditer(await main.inner_text())}
         if seen != {marker}:
             raise AssertionError(f"session {sid} document {d} shows {sorted(seen)}, expected only {marker!r}")
     await context.close()
