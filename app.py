@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 import streamlit as st
 
-from pages.common import UNTRAINED, current_trace, examples, get_model, head_choices, run_trace
+from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace
 
 st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
 
@@ -18,12 +18,6 @@ def load_example():
     name = st.session_state.get("example")
     if name in EXAMPLES:
         st.session_state["document"] = EXAMPLES[name].read_text(encoding="utf-8")
-
-
-def load_upload():
-    f = st.session_state.get("upload")
-    if f is not None:
-        st.session_state["document"] = f.getvalue().decode("utf-8", errors="replace")
 
 
 with st.sidebar:
@@ -46,15 +40,13 @@ with st.sidebar:
 if clicked:
     params = dict(text=st.session_state.get("document") or "", k=int(k), block_trigram=bool(block),
                   head=head, device=device)
-    from model.summarizer import EmptyDocumentError
-
     try:
         with st.spinner("Running BERT and the sentence encoder…"):
             run_trace(**params)
         st.session_state["params"] = params
         st.session_state["window"] = 0
         st.session_state.pop("error", None)
-    except EmptyDocumentError as e:
+    except ValueError as e:  # empty or too long: the model's own one-line message
         st.session_state["error"] = str(e)
 
 if "error" in st.session_state:

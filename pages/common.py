@@ -2,6 +2,8 @@
 the current result. Figures themselves come from viz/ (pure functions)."""
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import streamlit as st
@@ -19,6 +21,20 @@ def examples() -> dict[str, Path]:
         title = p.read_text(encoding="utf-8").split("\n", 1)[0].strip()
         out[f"{title} ({len(p.read_text(encoding='utf-8').split())} words)"] = p
     return out
+
+
+def load_upload():
+    """The uploader's on_change: the file replaces the document only if it is text; otherwise
+    a one-line message and the document is kept."""
+    from model.text import decode
+
+    f = st.session_state.get("upload")
+    if f is not None:
+        try:
+            st.session_state["document"] = decode(f.getvalue(), f"“{f.name}”")
+            st.session_state.pop("error", None)
+        except ValueError as e:
+            st.session_state["error"] = str(e)
 
 
 def head_choices() -> list[str]:
@@ -42,11 +58,22 @@ def get_model(head: str, device: str):
     return Summarizer.load(checkpoint=ROOT / head, device=device)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False)
+def trace_cache():
+    """One LRU of Traces for the whole server, bounded by entries and bytes (a 512-token
+    MiniLM Trace is ~40 MB). Sizes: env MICROSCOPE_CACHE_ENTRIES, MICROSCOPE_CACHE_MB."""
+    from model.cache import BoundedCache
+
+    return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_CACHE_ENTRIES", 12)),
+                        max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20)
+
+
 def run_trace(text: str, k: int, block_trigram: bool, head: str, device: str, window: int = 0):
-    """Bounded cache of Traces (frozen, CPU, shared read-only; ~40 MB for 512 tokens). BERT's
+    """The Trace of a document and settings, from the shared cache or computed once. BERT's
     internals are captured for one 512-token ``window`` of the document."""
-    return get_model(head, device).trace(text, k=k, block_trigram=block_trigram, window=window)
+    key = (hashlib.sha256(text.encode()).hexdigest(), k, block_trigram, head, device, window)
+    return trace_cache().get(key, lambda: get_model(head, device).trace(
+        text, k=k, block_trigram=block_trigram, window=window))
 
 
 def current_trace():

@@ -1,4 +1,6 @@
 """Page 1: the extracted summary next to the source document, every sentence with its score."""
+import html
+
 import streamlit as st
 
 from pages.common import need_trace, plot
@@ -11,8 +13,7 @@ st.title("Summary")
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.subheader(f"{len(s.selected)} of {len(s.sentences)} sentences")
-    for i in s.selected:
-        st.markdown(f"**{i}.** {s.sentences[i]}".replace("$", "\\$"))
+    st.html("".join(f"<p><b>{i}.</b> {html.escape(s.sentences[i])}</p>" for i in s.selected))  # text, not markdown
     c1, c2 = st.columns(2)
     c1.download_button("Download .txt", s.summary + "\n", file_name="summary.txt", mime="text/plain")
     c2.download_button("Download .md", summary_markdown(s), file_name="summary.md", mime="text/markdown")

@@ -153,3 +153,38 @@ def test_learn_page(summarizer_loaded):
     at.selectbox(key="learn_query").set_value(5).run()
     assert next(spec(c) for c in charts(at) if "softmax" in spec(c)) != probs
     assert "token 5" in spec(charts(at)[0])
+
+
+CORPUS = ROOT / "tests" / "bad_inputs"
+
+
+@pytest.mark.parametrize("name", ["one_sentence.txt", "no_punctuation.txt", "control_chars.txt", "unicode.txt",
+                                  "html.txt"])
+def test_bad_input_corpus_is_summarised(summarizer_loaded, name):
+    text = (CORPUS / name).read_bytes().decode("utf-8")
+    at = summarize(new_app(), text, k=2)
+    assert not at.error and len(charts(at)) == 1
+    shown = "".join(h.proto.body for h in at.get("html"))
+    assert "<script>" not in shown and "onerror=" not in shown.replace("onerror=&quot;", "")
+
+
+@pytest.mark.parametrize("text,message", [("", "empty"), ("\n\t  \n", "empty"),
+                                          ("The council met again today. " * 72_000, "the limit is 100,000")])
+def test_refused_input_is_one_message_and_keeps_the_text(summarizer_loaded, text, message):
+    at = summarize(new_app(), text)
+    assert len(at.error) == 1 and message in at.error[0].value and len(charts(at)) == 0
+    assert at.text_area(key="document").value == text  # nothing lost
+
+
+@pytest.mark.parametrize("name,message", [("binary.bin", "looks like a binary file"), ("latin1.txt", "is not UTF-8 text")])
+def test_bad_upload_is_a_message_and_keeps_the_text(summarizer_loaded, name, message):
+    """AppTest cannot drive st.file_uploader: call the uploader's callback with the file."""
+    from types import SimpleNamespace
+
+    from pages import common
+
+    state = {"upload": SimpleNamespace(name=name, getvalue=(CORPUS / name).read_bytes), "document": "kept"}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(common.st, "session_state", state)
+        common.load_upload()
+    assert state["document"] == "kept" and message in state["error"]
