@@ -1,0 +1,139 @@
+"""The real app in a real browser: `streamlit run app.py` on 127.0.0.1, Debian's Chromium driven
+by the Playwright Python client. Pastes a ~600-word article into **Document**, clicks
+**Summarize**, waits for the charts of every page, switches head, and checks that HTML in the
+document is shown as text, never executed. Prints the timings and bytes (no timing asserts);
+screenshots go to $SCREENSHOT_DIR (default: the test's tmp dir)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from scripts.load_test import CHROMIUM_ARGS, free_port, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 653 words, 2 windows
+HTML = (ROOT / "tests" / "bad_inputs" / "html.txt").read_text(encoding="utf-8")
+PAGES = ["Summary", "BERT attention", "Sentence encoder", "Masks & positions", "Learn"]
+HEATMAP = ".js-plotly-plot .hm image"  # a drawn Plotly heatmap
+
+pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"),
+                                reason="Debian chromium is not installed (CI installs it)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    proc = start_server(port)
+    yield f"http://127.0.0.1:{port}/"
+    stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    d = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def idle(page) -> None:
+    page.wait_for_timeout(200)
+    page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
+
+
+def open_app(browser, url: str, received: list[int] | None = None):
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.on("dialog", lambda d: pytest.fail(f"the page opened a dialog: {d.message!r}"))
+    if received is not None:
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
+    page.goto(url)
+    page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
+    idle(page)
+    return page
+
+
+def go_to(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    idle(page)
+
+
+def summarize(page, text: str) -> float:
+    page.get_by_role("textbox", name="Document", exact=True).fill(text)
+    t = time.perf_counter()
+    page.get_by_role("button", name="Summarize").click()
+    return t
+
+
+def test_every_page_in_chromium(server, browser, shots):
+    received: list[int] = []
+    page = open_app(browser, server, received)
+    go_to(page, "BERT attention")  # the user waits on the attention page
+    page.get_by_text("click Summarize").wait_for()
+    t = summarize(page, ARTICLE)
+    page.locator(HEATMAP).first.wait_for(timeout=120_000)
+    click_to_heatmap = time.perf_counter() - t
+    idle(page)
+    title = page.locator(".js-plotly-plot .gtitle").first.text_content()
+    assert "BERT layer 1, head 1" in title
+
+    # switch head: until the heatmap is redrawn for head 4; bytes = one token × token heatmap
+    received.clear()
+    page.get_by_role("combobox", name="Head", exact=True).click()  # Streamlit's selectbox opens a list of options
+    t = time.perf_counter()
+    page.get_by_role("option", name="4", exact=True).click()
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes('head 4'))", timeout=60_000)
+    head_switch = time.perf_counter() - t
+    idle(page)
+    head_bytes = sum(received)
+    tokens = int(page.locator(".js-plotly-plot .gtitle").first.text_content().split(": ")[1].split(" ×")[0])
+    page.screenshot(path=str(shots / "bert_attention.png"), full_page=True)
+
+    for name in PAGES:
+        go_to(page, name)
+        page.get_by_role("heading", name=name).first.wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        if name != "Summary":
+            page.locator(HEATMAP).first.wait_for(timeout=60_000)
+        assert page.get_by_test_id("stException").count() == 0, name
+        if name != "BERT attention":
+            page.screenshot(path=str(shots / (name.lower().replace(" & ", "_").replace(" ", "_") + ".png")),
+                            full_page=True)
+    assert page.get_by_test_id("stMain").get_by_text("Learn", exact=False).count() > 0
+
+    numbers = {"click_to_first_heatmap_s": round(click_to_heatmap, 2), "head_switch_s": round(head_switch, 2),
+               "head_switch_bytes_received": head_bytes, "heatmap_tokens": tokens, "screenshots": str(shots)}
+    print("\nbrowser:", json.dumps(numbers))
+    (shots / "browser.json").write_text(json.dumps(numbers, indent=1))
+    if os.environ.get("UPDATE_SCREENSHOTS"):  # refresh the README's pictures
+        docs = ROOT / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        for png in shots.glob("*.png"):
+            shutil.copy(png, docs / png.name)
+    assert head_bytes > 0 and tokens > 400
+    page.close()
+
+
+def test_html_in_the_document_is_text_not_code(server, browser):
+    page = open_app(browser, server)  # a dialog (alert) fails the test
+    summarize(page, HTML)
+    main = page.get_by_test_id("stMain")
+    main.get_by_text('<script>alert("xss")</script>', exact=False).first.wait_for(timeout=120_000)
+    idle(page)
+    assert main.get_by_text('<img src=x onerror="alert(1)">', exact=False).count() >= 1
+    assert page.locator("img[src=x]").count() == 0 and page.locator("stMain script").count() == 0
+    page.close()
