@@ -10,12 +10,14 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 
 - click → first heatmap: click Summarize until the token heatmap is drawn (a ``.js-plotly-plot``
   whose data has a heatmap trace and whose heatmap image is in the DOM, then two animation frames);
-- head switch: pick head 2 in the Head selector until the heatmap titled "head 2" is drawn;
+- head switch: pick head 2 in the Head selector until the heatmap titled "head 2" is drawn (and
+  whether the chart's div survived, i.e. was updated in place, or was remounted);
 - all layers × heads: click that view until its 72 small heatmaps are drawn;
 - websocket bytes received by the page during each of those (Playwright ``framereceived``).
 
-Medians over ``--runs`` (after one warm-up run). Then ``--rss-docs`` more documents are
-summarized in one session and the server's VmRSS / VmHWM are read from /proc.
+Medians over ``--runs`` (after one warm-up run). Then a fresh server summarizes ``--rss-docs``
+documents in one session (the trace cache keeps the last 8) and the server's VmRSS / VmHWM
+(peak) are read from /proc/<pid>/status.
 """
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ HEATMAP_DRAWN = """(title) => {
 }"""
 N_HEATMAPS = """() => { let n = 0; for (const gd of document.querySelectorAll('.js-plotly-plot'))
   n += gd.querySelectorAll('.heatmaplayer image').length; return n; }"""
+HEATMAP_DIV = "[...document.querySelectorAll('.js-plotly-plot')].find(g => (g._fullData || []).some(t => t.type === 'heatmap'))"
+MARK = f"() => {{ {HEATMAP_DIV}.__benchMark = 1; }}"
+SAME_DIV = f"() => {HEATMAP_DIV}.__benchMark === 1"  # false: the chart was remounted, not updated
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -154,7 +159,9 @@ def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
         click_s, click_b, click_srv = timed(page, counter, lambda: page.get_by_role("button", name="Summarize").click(),
                                  "head 1", timeout_s)
         wait_idle(page)
+        page.evaluate(MARK)
         head_s, head_b, head_srv = timed(page, counter, lambda: pick(page, "Head", "2"), "head 2", timeout_s)
+        remounted = not page.evaluate(SAME_DIV)
         wait_idle(page)
         all_s, all_b, all_srv = timed(page, counter, lambda: page.locator('[data-testid="stMain"] button').filter(has_text="All layers × heads").first.click(),
                              "All ", timeout_s)
@@ -163,6 +170,7 @@ def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
         return {"click_to_first_heatmap_s": r(click_s), "click_chart_received_s": r(click_srv),
                 "click_ws_bytes": click_b,
                 "head_switch_s": r(head_s), "head_chart_received_s": r(head_srv), "head_switch_ws_bytes": head_b,
+                "head_switch_remounted_chart": remounted,
                 "all_layers_heads_s": r(all_s), "all_chart_received_s": r(all_srv),
                 "all_layers_heads_ws_bytes": all_b,
                 "all_layers_heads_heatmaps": page.evaluate(N_HEATMAPS)}
@@ -195,36 +203,42 @@ def main(argv=None) -> dict:
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_streamlit_{os.getpid()}.log"
     runs, rss = [], {}
     env = dict(kv.split("=", 1) for kv in args.server_env)
-    with Server(log, env=env) as server, sync_playwright() as pw:
+    with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            # first session: app.py must run once before a page URL is opened directly (otherwise
-            # Streamlit treats pages/ as a legacy MPA-v1 folder and runs the page without app.py)
-            page, _ = open_app(browser, server.url)
-            rss["after_model_load"] = rss_mb(server.proc.pid)
-            page.close()
-            warm = one_run(browser, server.url, variant(-1), args.timeout)
-            print("warm-up", warm, flush=True)
-            for i in range(args.runs):
-                runs.append(one_run(browser, server.url, variant(i), args.timeout))
-                print(f"run {i + 1}", runs[-1], flush=True)
-            page, counter = open_app(browser, server.url, "bert_attention")
-            t = time.perf_counter()
-            for i in range(args.rss_docs):
-                enter_document(page, variant(100 + i))
-                timed(page, counter, lambda: page.get_by_role("button", name="Summarize").click(), "head 1",
-                      args.timeout)
-                wait_idle(page)
-            rss[f"after_{args.rss_docs}_documents"] = rss_mb(server.proc.pid)
-            rss["seconds_for_documents"] = round(time.perf_counter() - t, 1)
-            page.close()
+            with Server(log, env=env) as server:
+                # first session: app.py must run once before a page URL is opened directly (otherwise
+                # Streamlit treats pages/ as a legacy MPA-v1 folder and runs the page without app.py)
+                page, _ = open_app(browser, server.url)
+                page.close()
+                warm = one_run(browser, server.url, variant(-1), args.timeout)
+                print("warm-up", warm, flush=True)
+                for i in range(args.runs):
+                    runs.append(one_run(browser, server.url, variant(i), args.timeout))
+                    print(f"run {i + 1}", runs[-1], flush=True)
+                rss["after_timed_runs"] = rss_mb(server.proc.pid)
+            with Server(log, env=env) as server:  # memory: a fresh server, the model + N documents
+                page, counter = open_app(browser, server.url)
+                rss["after_model_load"] = rss_mb(server.proc.pid)
+                page.close()
+                page, counter = open_app(browser, server.url, "bert_attention")
+                t = time.perf_counter()
+                for i in range(args.rss_docs):
+                    enter_document(page, variant(100 + i))
+                    timed(page, counter, lambda: page.get_by_role("button", name="Summarize").click(), "head 1",
+                          args.timeout)
+                    wait_idle(page)
+                rss[f"after_{args.rss_docs}_documents"] = rss_mb(server.proc.pid)
+                rss["seconds_for_documents"] = round(time.perf_counter() - t, 1)
+                page.close()
         finally:
             browser.close()
 
-    keys = [k for k in runs[0] if k != "all_layers_heads_heatmaps"] if runs else []
+    keys = [k for k in runs[0] if k not in ("all_layers_heads_heatmaps", "head_switch_remounted_chart")] if runs else []
     med = {k: median([r[k] for r in runs]) for k in keys}
     final = rss.get(f"after_{args.rss_docs}_documents", {})
     result = {"tokens": tokens, "runs": args.runs, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
+              "head_switch_remounted_chart": [r["head_switch_remounted_chart"] for r in runs],
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
               "click_to_first_heatmap_s": med.get("click_to_first_heatmap_s"),
               "head_switch_s": med.get("head_switch_s"),

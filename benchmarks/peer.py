@@ -222,7 +222,7 @@ def main(argv=None) -> dict:
         print(f"ours at {o['tokens']} tokens (bytes st.plotly_chart sends): one head {o['one_head']:,}, "
               f"one head with exact hover {o['one_head_exact_hover']:,}, all layers x heads "
               f"{o['overview_all_layers_heads']:,}")
-    print(f"BERT attention page websocket bytes (browser.json): {page_bytes}; "
+    print(f"BERT attention page websocket bytes (browser benchmark): {page_bytes}; "
           f"model_view HTML / that = {result['payload_ratio_vs_bertviz']}; "
           f"model_view HTML / our all-layers overview = {result['overview_ratio_vs_model_view']}")
     write_json("peer", result, args.json)

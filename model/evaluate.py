@@ -54,6 +54,20 @@ def longest(doc: Doc, k: int) -> list[int]:
     return sorted(order[:k])
 
 
+def lead_fed(doc: Doc, k: int) -> list[int]:
+    """A position-only scorer through the app's pipeline: the first k sentences of >= 5 words
+    (the ones fed to the model) with trigram blocking. What a model that learned only the
+    lead bias selects."""
+    from .summarizer import select
+
+    sents = tuple(s.strip() for s in doc.sentences)
+    fed = [i for i, s in enumerate(sents) if len(s.split()) >= 5] or list(range(len(sents)))
+    scores = [None] * len(sents)
+    for rank, i in enumerate(fed):
+        scores[i] = -float(rank)
+    return list(select(scores, sents, k, True))
+
+
 class _Words:
     """sumy word tokenizer over our own sentences (sumy's default needs nltk.download)."""
 
@@ -78,7 +92,7 @@ def textrank(doc: Doc, k: int) -> list[int]:
     return sorted(order[:k])
 
 
-BASELINES = {"lead": lead, "oracle": oracle, "longest": longest, "textrank": textrank}
+BASELINES = {"lead": lead, "oracle": oracle, "longest": longest, "textrank": textrank, "leadfed": lead_fed}
 
 
 # ---------------------------------------------------------------- evaluation
@@ -171,7 +185,7 @@ def main(argv=None):
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--checkpoint", default=None, help="weights file (default: the shipped one)")
     ap.add_argument("--systems", nargs="+", default=["model", "lead", "oracle", "textrank"],
-                    help="model lead oracle textrank longest")
+                    help="model lead oracle textrank longest leadfed")
     ap.add_argument("--cnndm-n", type=int, default=None, help="first n test docs (default all)")
     ap.add_argument("--no-cnndm", action="store_true")
     ap.add_argument("--no-bbc", action="store_true")
@@ -197,7 +211,8 @@ def main(argv=None):
                     out["BertSumExt-MiniLM, whole document, trigram blocking"] = from_scores(whole, docs, True)
             else:
                 out[{"lead": f"Lead-{k_label}", "oracle": "Oracle", "longest": f"Longest-{k_label}",
-                     "textrank": f"TextRank (sumy, {k_label})"}[n]] = BASELINES[n]
+                     "textrank": f"TextRank (sumy, {k_label})",
+                     "leadfed": f"Lead-{k_label} of sentences >= 5 words, trigram blocking"}[n]] = BASELINES[n]
         return out
 
     md = [f"Command: `python -m model.evaluate {' '.join(argv if argv is not None else sys.argv[1:])}`", ""]

@@ -6,15 +6,17 @@ on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L] (defa
 6), run them once per document and cache their output (``python -m model.data``, float16 on
 disk), then train layers[L:] + the inter-sentence encoder from the cache. Only the [CLS]
 outputs of the top layer feed the scorer, so that layer is computed at the [CLS] positions
-only (``cls_layer``: exact, ~5x cheaper than the full layer).
+only (``cls_layer``: exact; no queries, attention output or feed-forward for other tokens).
 
     python -m model.data --split cnndm-valid --n 500                        # caches first
     python -m model.data --split cnndm-train --n 24000
-    python -m model.train --n 24000 --out model/weights/bertsumext-minilm.safetensors
+    python -m model.train --n 24000 --eval-every 200 --max-steps 400        # the shipped weights
     python -m model.train --smoke                                           # tests/test_train.py
 
-Resumable (``--resume`` continues from ``--run-dir``/state.pt), deterministic for a seed
-(one thread), tqdm progress on stderr, loss and validation ROUGE logged to ``--run-dir``/log.jsonl.
+Resumable (``--resume`` continues from ``--run-dir``/state.pt, written at every validation),
+deterministic for a seed (one thread), tqdm progress on stderr, loss and validation ROUGE
+logged to ``--run-dir``/log.jsonl. The best checkpoint by validation ROUGE goes to ``--out``.
+See model/weights/README.md for the runs and why the shipped scorer only learned position.
 """
 from __future__ import annotations
 
@@ -26,7 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
@@ -78,14 +79,17 @@ def cls_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, cls: torch.
 
 
 def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor,
-               with_vectors: bool = False):
+               with_vectors: bool = False, order: torch.Tensor | None = None):
     """Sentence scores from the cached output of layers[:start].
     hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S]
-    (and the top-layer [CLS] vectors [B, S, D] if ``with_vectors``)."""
+    (and the top-layer [CLS] vectors [B, S, D] if ``with_vectors``). ``order`` [S]: feed the
+    sentence vectors to the scorer in this order (scores come back in that order too)."""
     layers = model.bert.encoder.layer
     mask = extended_mask(torch.ones(hidden.shape[:2]))  # [B, 1, 1, T]
     x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
     sents = cls_layer(layers[-1], x, mask, cls)  # [B, S, D]
+    if order is not None:
+        sents = sents[:, order]  # [B, S, D]
     scores = model.ext_layer(sents, torch.ones(cls.shape, dtype=torch.bool))  # [B, S]
     return (scores, sents) if with_vectors else scores
 
@@ -198,8 +202,8 @@ def train(args) -> dict:
     if args.cls_scale != 1.0 and not args.init:
         # The top layer's output feeds only the scorer. all-MiniLM's [CLS] vectors (norm ~7, spread
         # across sentences ~2.7) are small next to the unscaled sinusoid rows added to them
-        # (norm √(D/2) ≈ 13.9), and the scorer learns position only; scaling the last LayerNorm
-        # makes sentence content visible to it from the start.
+        # (norm √(D/2) ≈ 13.9); scaling the last LayerNorm makes content larger relative to
+        # position (tried in runs E-G, model/weights/README.md: no gain within our budget).
         ln = model.bert.encoder.layer[-1].output.LayerNorm
         with torch.no_grad():
             ln.weight.mul_(args.cls_scale)
@@ -282,13 +286,18 @@ def train(args) -> dict:
                     continue  # resuming: already trained on
                 c = shard[j]
                 torch.manual_seed(args.seed * 1_000_003 + done)  # dropout masks, resumable
-                s, vecs = top_scores(model, start, c.hidden[None], c.cls_positions[None], True)
+                perm = None
+                if args.shuffle_p and random.Random(args.seed * 7919 + done).random() < args.shuffle_p:
+                    # sentences in random order: position says nothing, only content can lower the loss
+                    perm = torch.randperm(len(c.labels))
+                s, vecs = top_scores(model, start, c.hidden[None], c.cls_positions[None], True, perm)
                 s = s[0]  # [S]
-                loss = F.binary_cross_entropy(s, c.labels, reduction="sum")
+                labels = c.labels if perm is None else c.labels[perm]  # [S]
+                loss = F.binary_cross_entropy(s, labels, reduction="sum")
                 total_loss = loss
                 if aux is not None:  # deep supervision of the [CLS] vectors (not shipped)
                     total_loss = loss + args.aux_weight * F.binary_cross_entropy_with_logits(
-                        aux(vecs[0]).squeeze(-1), c.labels, reduction="sum")  # [S] logits
+                        aux(vecs[0]).squeeze(-1), labels, reduction="sum")  # [S] logits
                 (total_loss / args.batch).backward()
                 losses += loss.item()
                 n_sents += len(s)
@@ -352,6 +361,8 @@ def parse(argv=None):
     ap.add_argument("--log-every", type=int, default=25)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--shuffle-p", type=float, default=0.0,
+                    help="probability of feeding a training document's sentences in random order")
     ap.add_argument("--cls-scale", type=float, default=1.0,
                     help="multiply the top layer's output LayerNorm (the [CLS] vectors) at init")
     ap.add_argument("--aux-weight", type=float, default=0.0,

@@ -1,6 +1,7 @@
 """Training: the smoke configuration learns, the [CLS]-only top layer is exact, and the saved
 checkpoint loads through Summarizer.load with the scores training saw."""
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ from model.data import DEFAULT_DATA, encode_labels, lower_layers, named_split
 from model.summarizer import Summarizer
 from model.train import cls_layer, lr_factor, parse, top_scores, train
 
+REPO = Path(__file__).resolve().parents[1]
 needs_data = pytest.mark.skipif(not (DEFAULT_DATA / "cnndm_train.jsonl.gz").is_file(),
                                 reason="../shared/data not available")
 
@@ -68,3 +70,23 @@ def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
     theirs = torch.tensor([summary.scores[i] for i in enc.input_sentences])
     assert torch.allclose(ours, theirs, atol=1e-5)
     assert s.head == "trained"
+
+
+def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
+    from model.summarizer import DEFAULT_CHECKPOINT
+
+    path = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
+    assert path == DEFAULT_CHECKPOINT and path.stat().st_size <= 30e6
+    with safe_open(path, "pt") as f:
+        keys, meta = set(f.keys()), f.metadata()
+    assert {k.split(".")[0] for k in keys} == {"bert", "ext_layer"}
+    assert {k.split(".")[3] for k in keys if k.startswith("bert.")} == {"4", "5"}
+    assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
+    assert meta["train_command"].startswith("python -m model.train")
+    s = Summarizer.load(device="cpu")
+    assert s.head == "trained"
+    text = ("The council approved the new budget on Monday after a long debate. "
+            "Critics said the plan cuts too deeply into school funding this year. "
+            "The mayor defended the cuts as necessary to balance the city's books. "
+            "A final vote on the school spending plan is expected next month.")
+    assert len(s.summarize(text, k=2).selected) == 2

@@ -1,0 +1,103 @@
+"""Which parts of the one-head token heatmap cost browser time? Plotly alone, no Streamlit.
+
+    python -m benchmarks.plotly_ab [--tokens 512] [--reps 3] [--json OUT]
+
+Builds ``viz.attention.token_heatmap`` (the BERT attention page's default view) for heads 1–6
+of layer 1 on a ~512-token document, plus variants of it, and times in headless Chromium a
+``Plotly.newPlot`` of head 1 (a first chart) and ``Plotly.react`` to heads 2–6 (a head switch
+without remounting), each until two animation frames have passed. plotly.js is the one bundled
+with the plotly Python package (Streamlit bundles its own build of the same major version).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from benchmarks.common import launch_chromium, write_json
+
+TIME = """async (figs) => {
+  const gd = document.getElementById('gd'); Plotly.purge(gd);
+  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  let t = performance.now(); await Plotly.newPlot(gd, figs[0].data, figs[0].layout); await frames();
+  const out = [performance.now() - t];
+  for (let i = 1; i < figs.length; i++) {
+    t = performance.now(); await Plotly.react(gd, figs[i].data, figs[i].layout); await frames();
+    out.push(performance.now() - t);
+  }
+  return out; }"""
+
+
+def variant(fig, name: str):
+    if name in ("nticks_20", "nticks_20_fixed_margins"):
+        fig.update_xaxes(nticks=20)
+        fig.update_yaxes(nticks=20)
+    if name == "nticks_20_fixed_margins":
+        fig.update_xaxes(automargin=False)
+        fig.update_yaxes(automargin=False)
+        fig.update_layout(margin=dict(l=110, r=10, t=50, b=110))
+    if name == "no_tick_labels":
+        fig.update_xaxes(showticklabels=False)
+        fig.update_yaxes(showticklabels=False)
+    if name == "no_sentence_lines":
+        fig.update_layout(shapes=[])
+    return json.loads(pio.to_json(fig, validate=False))
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tokens", type=int, default=512)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--json", default=None, help="default benchmarks/results/plotly_ab.json")
+    args = p.parse_args(argv)
+
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.model import document
+    from model.summarizer import Summarizer
+    from viz import attention as A
+
+    s = Summarizer.load(device="cpu")
+    trace = s.trace(document(s, args.tokens))
+    T = len(trace.tokens)
+    sents = sorted({int(i) for i in trace.token_sentence})
+    names = ["as_is", "no_sentence_lines", "nticks_20", "nticks_20_fixed_margins", "no_tick_labels"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        (Path(tmp) / "plotly.js").write_text(get_plotlyjs())
+        (Path(tmp) / "index.html").write_text('<html><body><script src="plotly.js"></script>'
+                                              '<div id="gd" style="width:1300px"></div></body></html>')
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto((Path(tmp) / "index.html").as_uri())
+            page.wait_for_function("() => window.Plotly")
+            for name in names:
+                figs = [variant(A.token_heatmap(trace, 0, h, sentence_range=(sents[0], sents[-1]),
+                                                exact_hover=T <= 256), name) for h in range(6)]
+                new, react = [], []
+                for _ in range(args.reps):
+                    ms = page.evaluate(TIME, figs)
+                    new.append(ms[0])
+                    react += ms[1:]
+                rows.append({"variant": name, "newPlot_ms": round(statistics.median(new), 1),
+                             "react_ms": round(statistics.median(react), 1)})
+                print(rows[-1], flush=True)
+        finally:
+            browser.close()
+    result = {"tokens": T, "reps": args.reps, "rows": rows}
+    print(f"\n{T}-token one-head heatmap, plain page, median of {args.reps} reps")
+    print(f"{'variant':26} {'newPlot ms':>10} {'react ms':>9}")
+    for r in rows:
+        print(f"{r['variant']:26} {r['newPlot_ms']:>10} {r['react_ms']:>9}")
+    write_json("plotly_ab", result, args.json)
+    return result
+
+
+if __name__ == "__main__":
+    main()
