@@ -4,8 +4,20 @@ The sidebar (document, summary length, trigram blocking, model, Summarize) is sh
 page; the pages read the Trace of the last Summarize click from a bounded cache."""
 from __future__ import annotations
 
-import torch
-import streamlit as st
+import ctypes
+import os
+
+# Many sessions share 2 cores: OpenMP threads that spin while waiting steal the CPU from each
+# other (summarize took 1.3 s at any length under load, 0.2 s with passive waiting), and glibc
+# gives every Streamlit script thread its own malloc arena (RSS +25%). Both before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+try:
+    ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX = 2
+except (OSError, AttributeError):  # not glibc
+    pass
+
+import streamlit as st  # noqa: E402
+import torch  # noqa: E402
 
 from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace
 

@@ -13,11 +13,9 @@ count, without trigram blocking (its references are long, verbatim-extractive).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-import numpy as np
 import torch
 from rouge_score import rouge_scorer
 from tqdm import tqdm

@@ -137,15 +137,17 @@ class Summarizer:
 
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
-             device: str | None = None, inter: InterEncoderConfig | None = None) -> "Summarizer":
+             device: str | None = None, inter: InterEncoderConfig | None = None,
+             untrained: bool = False, seed: int = 0) -> "Summarizer":
         """Backbone: a Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2).
         Checkpoint: BertSumExt weights (.safetensors or PreSumm/BertSum .pt); default: the
-        shipped ``model/weights`` checkpoint if present, else a seeded random head."""
+        shipped ``model/weights`` checkpoint. ``untrained``: a new head, Glorot-initialised
+        from ``seed`` (for training, or to see what training changed)."""
         directory = Path(backbone) if backbone else load.default_backbone_dir()
         cfg = load.backbone_config(directory)
         bert_sd = load.read_backbone(directory)
         head_sd, meta = {}, {}
-        if checkpoint is None and DEFAULT_CHECKPOINT.is_file() and backbone is None:
+        if checkpoint is None and not untrained and backbone is None and DEFAULT_CHECKPOINT.is_file():
             checkpoint = DEFAULT_CHECKPOINT
         if checkpoint is not None:
             sd, meta = load.read_state_dict(checkpoint)
@@ -165,7 +167,7 @@ class Summarizer:
         load.load_weights(bert, bert_sd, f"BERT weights ({checkpoint or directory})", optional=("pooler.",))
         inter = inter or head_config(head_sd, meta, cfg.hidden_size)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)  # an untrained head is at least the same one every run
+            torch.manual_seed(seed)  # an untrained head is at least the same one every run
             ext = TransformerInterEncoder(inter)
             for p in ext.parameters():
                 if p.dim() > 1:

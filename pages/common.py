@@ -48,13 +48,10 @@ def head_choices() -> list[str]:
 @st.cache_resource(show_spinner="Loading the model…", max_entries=2)
 def get_model(head: str, device: str):
     """Loaded once per (head weights, device) for the whole server process."""
-    from model import load
     from model.summarizer import Summarizer
 
-    if head == UNTRAINED:  # an explicit backbone dir skips the default checkpoint
-        model = Summarizer.load(backbone=load.default_backbone_dir(), device=device)
-        model.backbone = load.EMBEDDED_BACKBONE  # same files; load() names an explicit dir by its path
-        return model
+    if head == UNTRAINED:
+        return Summarizer.load(device=device, untrained=True)
     return Summarizer.load(checkpoint=ROOT / head, device=device)
 
 

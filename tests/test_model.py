@@ -15,8 +15,7 @@ from safetensors.torch import save_file
 
 from model.bert import BertConfig, BertModel, extended_mask
 from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
-from model.summarizer import BertSumExt, EmptyDocumentError, Summarizer, record, select
-from model.text import WordPieceTokenizer
+from model.summarizer import EmptyDocumentError, Summarizer, record, select
 
 SAMPLE = Path(__file__).parent / "data" / "sample.txt"
 WORDS = "the a of to and in is was it on for he she said that with by at news oil price growth".split()
@@ -238,6 +237,8 @@ def test_bert_matches_transformers(minilm):
 
     ref = transformers.BertModel.from_pretrained(default_backbone_dir(), attn_implementation="eager").eval()
     ours = minilm.model.bert
+    missing, unexpected = ref.load_state_dict(ours.state_dict(), strict=False)  # the shipped fine-tuned layers too
+    assert not unexpected and all(k.startswith("pooler.") or k.endswith("position_ids") for k in missing)
     ids = torch.tensor(minilm.tokenizer.ids(minilm.encode(SAMPLE.read_text()).tokens[:200]))[None].repeat(2, 1)
     segs = (torch.arange(200) // 30 % 2)[None].repeat(2, 1)
     mask = torch.ones(2, 200, dtype=torch.long)

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import level_colorbar, pool, quantize, sentence_label, to_numpy, token_labels
+from .common import level_colorbar, pool, quantize, sentence_label, token_labels
 
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
 
@@ -64,10 +64,13 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     name = "mean of heads" if head is None else f"head {head + 1}"
     fig = go.Figure(hm)
     fig.update_layout(title=f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens",
-                      height=height, margin=dict(l=10, r=10, t=50, b=10),
+                      height=height, margin=dict(l=130, r=10, t=50, b=130),
                       shapes=_sentence_lines(trace, index))
-    fig.update_xaxes(title="key token (attended to)", type="category", tickangle=-90)
-    fig.update_yaxes(title="query token (attending)", type="category", autorange="reversed")
+    # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
+    # measuring hundreds of labels, which made each draw ~3x slower (benchmarks/plotly_ab.py).
+    ticks = dict(type="category", nticks=40, automargin=False)
+    fig.update_xaxes(title="key token (attended to)", tickangle=-90, **ticks)
+    fig.update_yaxes(title="query token (attending)", autorange="reversed", **ticks)
     return fig
 
 
@@ -107,7 +110,8 @@ def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: s
     sentence × sentence attention mass instead of pooled tokens."""
     L, H = trace.bert_attention.shape[:2]
     if level == "sentence":
-        mats = np.stack([sentence_matrix(trace, l, h)[0] for l in range(L) for h in range(H)])
+        m = sentence_mass(trace.bert_attention.float().numpy(), trace.token_sentence)[0]  # [L, H, S, S]
+        mats = m.reshape(L * H, *m.shape[2:])
     else:
         mats = pool(trace.bert_attention.float().numpy().reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
     titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
@@ -115,15 +119,21 @@ def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: s
                  f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})")
 
 
+def sentence_mass(a: np.ndarray, token_sentence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[..., T, T] token attention → [..., S, S] sentence mass: M[i, j] = mean over the query
+    tokens t of sentence i of Σ_{key tokens u of sentence j} A[t, u]; rows sum to 1. A sentence
+    is a contiguous run of tokens, so two ``reduceat`` passes do it for every head at once.
+    Returns (M float32, sentence ids)."""
+    ts = np.asarray(token_sentence)
+    starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+    summed = np.add.reduceat(np.add.reduceat(a, starts, axis=-1), starts, axis=-2)  # [..., S, S]
+    sizes = np.diff(np.r_[starts, len(ts)]).astype(np.float32)  # query tokens per sentence
+    return (summed / sizes[:, None]).astype(np.float32), ts[starts]
+
+
 def sentence_matrix(trace, layer: int, head: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Sentence × sentence attention mass: M[i, j] = mean over query tokens t of sentence i of
-    Σ_{key tokens u of sentence j} A[t, u]. Rows sum to 1. Returns (M [S, S] float32, sentence ids)."""
-    a = head_matrix(trace, layer, head)                    # [T, T]
-    sents, inv = np.unique(trace.token_sentence, return_inverse=True)
-    onehot = np.zeros((len(trace.tokens), len(sents)), dtype=np.float32)   # [T, S]
-    onehot[np.arange(len(inv)), inv] = 1.0
-    mass = onehot.T @ a @ onehot                           # [S, S] summed over queries and keys
-    return (mass / onehot.sum(0)[:, None]).astype(np.float32), sents
+    """Sentence × sentence attention mass of one head (or the head mean): (M [S, S], sentence ids)."""
+    return sentence_mass(head_matrix(trace, layer, head), trace.token_sentence)
 
 
 def sentence_heatmap(trace, layer: int, head: int | None, *, colorscale: str = "Viridis",
