@@ -273,8 +273,9 @@ class Summarizer:
         x = self._window_inputs(enc, *enc.window(window))
         a, b = enc.window(window)
         L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
-        layers = lambda name: torch.stack([rec[f"{name}{i}"][0][0] for i in range(L)])  # noqa: E731
-        heads = lambda name: torch.stack([att.split_heads(rec[f"{name}{i}"][0])[0] for i in range(L)]).half().cpu()  # noqa: E731 [L, H, T, dh]
+        # halve each layer before stacking: half the bytes copied (capture overhead is ~30% of a forward)
+        layers = lambda name: torch.stack([rec[f"{name}{i}"][0][0].half() for i in range(L)]).cpu()  # noqa: E731 [L, H, T, T]
+        heads = lambda name: torch.stack([att.split_heads(rec[f"{name}{i}"][0].half())[0] for i in range(L)]).cpu()  # noqa: E731 [L, H, T, dh]
         ranks = np.searchsorted(np.array(enc.cls_positions), np.array(enc.window_starts + (len(enc.tokens),)))
         S = len(enc.input_sentences)
         return Trace(
@@ -290,7 +291,7 @@ class Summarizer:
             extended_mask=extended_mask(x["attention_mask"])[0, 0, 0].float().cpu(),
             cls_mask=torch.ones(S, dtype=torch.bool),
             inter_mask=torch.zeros(S, dtype=torch.bool),
-            bert_attention=layers("p").half().cpu(),
+            bert_attention=layers("p"),
             bert_query=heads("q"), bert_key=heads("k"), bert_value=heads("v"),
             position_embeddings=rec["pos"][0][0].float().cpu(),
             token_type_embeddings=rec["type"][0][0].float().cpu(),

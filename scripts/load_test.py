@@ -69,9 +69,10 @@ def stop_server(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def peak_rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory now (VmRSS) or at its peak (VmHWM) of one process."""
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+    return int(re.search(field + r":\s+(\d+) kB", status).group(1)) / 1024
 
 
 async def idle(page, timeout_s: float) -> None:
@@ -80,7 +81,7 @@ async def idle(page, timeout_s: float) -> None:
     await page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)
 
 
-async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float) -> list[float]:
+async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float, after_doc=None) -> list[float]:
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
     await page.goto(url)
@@ -100,17 +101,20 @@ async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float
         seen = {m.group(0) for m in MARKER.finditer(await main.inner_text())}
         if seen != {marker}:
             raise AssertionError(f"session {sid} document {d} shows {sorted(seen)}, expected only {marker!r}")
+        if after_doc:
+            after_doc()
     await context.close()
     return latencies
 
 
-async def drive(url: str, texts: list[list[str]], timeout_s: float) -> list[list[float]]:
+async def drive(url: str, texts: list[list[str]], timeout_s: float, after_doc=None) -> list[list[float]]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            return await asyncio.gather(*(session(browser, url, s, t, timeout_s) for s, t in enumerate(texts)))
+            return await asyncio.gather(*(session(browser, url, s, t, timeout_s, after_doc)
+                                          for s, t in enumerate(texts)))
         finally:
             await browser.close()
 
@@ -120,17 +124,21 @@ def run(sessions: int, docs: int, data: Path, timeout_s: float = 120) -> dict:
     texts = [pool[s * docs:(s + 1) * docs] for s in range(sessions)]
     port = free_port()
     server = start_server(port)
+    rss_trail = []  # server RSS after every finished summary: flat once the cache is full
     try:
         t = time.perf_counter()
-        per_session = asyncio.run(drive(f"http://127.0.0.1:{port}/", texts, timeout_s))
+        per_session = asyncio.run(drive(f"http://127.0.0.1:{port}/", texts, timeout_s,
+                                        lambda: rss_trail.append(rss_mb(server.pid))))
         wall = time.perf_counter() - t
-        rss = peak_rss_mb(server.pid)
+        rss = rss_mb(server.pid, "VmHWM")
     finally:
         stop_server(server)
     lat = sorted(x for s in per_session for x in s)
     return {"sessions": sessions, "docs_per_session": docs, "summaries": len(lat), "wall_s": round(wall, 1),
             "p50_s": round(statistics.median(lat), 2), "p95_s": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
-            "max_s": round(lat[-1], 2), "server_peak_rss_mb": round(rss, 1)}
+            "max_s": round(lat[-1], 2), "server_peak_rss_mb": round(rss, 1),
+            "server_rss_mb_by_tenth": [round(rss_trail[min(len(rss_trail) - 1, len(rss_trail) * i // 10)], 1)
+                                       for i in range(1, 11)]}
 
 
 def main(argv=None) -> dict:
