@@ -23,14 +23,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-from benchmarks.common import ROOT, free_port, launch_chromium, median, rss_mb, write_json
+from benchmarks.common import Server, launch_chromium, median, rss_mb, write_json
 
 HEATMAP_DRAWN = """(title) => {
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
@@ -49,41 +45,6 @@ HEATMAP_DIV = "[...document.querySelectorAll('.js-plotly-plot')].find(g => (g._f
 MARK = f"() => {{ {HEATMAP_DIV}.__benchMark = 1; }}"
 SAME_DIV = f"() => {HEATMAP_DIV}.__benchMark === 1"  # false: the chart was remounted, not updated
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-
-
-class Server:
-    """``streamlit run app.py`` on a free port in its own process group; stopped on exit."""
-
-    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None):
-        self.port, self.log, self.timeout_s, self.env = free_port(), log, timeout_s, env or {}
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self):
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-               "--server.port", str(self.port), "--server.headless", "true",
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
-                                     start_new_session=True, env={**os.environ, **self.env})
-        deadline = time.time() + self.timeout_s
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self.proc.returncode}; see {self.log}")
-            try:
-                urllib.request.urlopen(self.url + "/_stcore/health", timeout=2)
-                return self
-            except OSError:
-                time.sleep(0.5)
-        self.__exit__()
-        raise TimeoutError(f"streamlit did not answer within {self.timeout_s} s; see {self.log}")
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
 
 
 class Bytes:

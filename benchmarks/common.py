@@ -1,13 +1,18 @@
-"""Helpers shared by the benchmark scripts: headless Chromium, free ports, process memory,
-a memory/time watchdog, medians and JSON output. No Streamlit, no model code here."""
+"""Helpers shared by the benchmark scripts, the load test and the browser test: the app server,
+headless Chromium, free ports, process memory, a memory watchdog, medians and JSON output.
+No Streamlit, no model code here."""
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +120,41 @@ def kill_chromium_children(sig: int = 9) -> None:
 def median(xs: list[float], nd: int = 3) -> float | None:
     xs = [x for x in xs if x is not None]
     return round(statistics.median(xs), nd) if xs else None
+
+
+class Server:
+    """``streamlit run app.py`` on a free port in its own process group; stopped on exit."""
+
+    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None):
+        self.port, self.log, self.timeout_s, self.env = free_port(), log, timeout_s, env or {}
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self):
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+               "--server.port", str(self.port), "--server.headless", "true",
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+                                     start_new_session=True, env={**os.environ, **self.env})
+        deadline = time.time() + self.timeout_s
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}; see {self.log}")
+            try:
+                urllib.request.urlopen(self.url + "/_stcore/health", timeout=2)
+                return self
+            except OSError:
+                time.sleep(0.5)
+        self.__exit__()
+        raise TimeoutError(f"streamlit did not answer within {self.timeout_s} s; see {self.log}")
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
 
 
 def write_json(name: str, result: dict, path: str | None = None) -> Path:

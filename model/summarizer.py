@@ -141,7 +141,7 @@ class Summarizer:
              untrained: bool = False, seed: int = 0) -> "Summarizer":
         """Backbone: a Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2).
         Checkpoint: BertSumExt weights (.safetensors or PreSumm/BertSum .pt); default: the
-        shipped ``model/weights`` checkpoint. ``untrained``: a new head, Glorot-initialised
+        shipped ``model/weights`` checkpoint (made for the embedded backbone). ``untrained``: a new head, Glorot-initialised
         from ``seed`` (for training, or to see what training changed)."""
         directory = Path(backbone) if backbone else load.default_backbone_dir()
         cfg = load.backbone_config(directory)
@@ -196,7 +196,7 @@ class Summarizer:
         too_short = tuple(i for i, s in enumerate(sentences) if len(s.split()) < self.min_words)
         if len(too_short) == len(sentences):
             too_short = ()
-        candidates = [i for i in range(len(sentences)) if i not in set(too_short)]
+        candidates = sorted(set(range(len(sentences))) - set(too_short))
         room = self.max_tokens - 2
         parts = [(i, wp[j:j + room]) for i, wp in zip(candidates, self.tokenizer.tokenize([sentences[i] for i in candidates]))
                  for j in range(0, max(len(wp), 1), room)]

@@ -16,18 +16,14 @@ import gzip
 import json
 import os
 import re
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(ROOT))
+from benchmarks.common import CHROMIUM_ARGS, Server  # noqa: E402
 MARKER = re.compile(r"Load-test document (\d+)-(\d+)\b")
 
 
@@ -39,34 +35,6 @@ def documents(data: Path, n: int) -> list[str]:
             return [json.loads(line)["article"] for _, line in zip(range(n), f)]
     texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))]
     return [texts[i % len(texts)] for i in range(n)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", "127.0.0.1",
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.5)
-    stop_server(proc)
-    raise RuntimeError("the app server did not start in 60 s")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -122,17 +90,13 @@ async def drive(url: str, texts: list[list[str]], timeout_s: float, after_doc=No
 def run(sessions: int, docs: int, data: Path, timeout_s: float = 120) -> dict:
     pool = documents(data, sessions * docs)
     texts = [pool[s * docs:(s + 1) * docs] for s in range(sessions)]
-    port = free_port()
-    server = start_server(port)
     rss_trail = []  # server RSS after every finished summary: flat once the cache is full
-    try:
+    with Server(Path(os.environ.get("TMPDIR", "/tmp")) / f"load_test_{os.getpid()}.log") as server:
         t = time.perf_counter()
-        per_session = asyncio.run(drive(f"http://127.0.0.1:{port}/", texts, timeout_s,
-                                        lambda: rss_trail.append(rss_mb(server.pid))))
+        per_session = asyncio.run(drive(server.url + "/", texts, timeout_s,
+                                        lambda: rss_trail.append(rss_mb(server.proc.pid))))
         wall = time.perf_counter() - t
-        rss = rss_mb(server.pid, "VmHWM")
-    finally:
-        stop_server(server)
+        rss = rss_mb(server.proc.pid, "VmHWM")
     lat = sorted(x for s in per_session for x in s)
     return {"sessions": sessions, "docs_per_session": docs, "summaries": len(lat), "wall_s": round(wall, 1),
             "p50_s": round(statistics.median(lat), 2), "p95_s": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),

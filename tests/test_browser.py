@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.load_test import CHROMIUM_ARGS, free_port, start_server, stop_server
+from benchmarks.common import CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 653 words, 2 windows
@@ -26,11 +26,9 @@ pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not o
 
 
 @pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    proc = start_server(port)
-    yield f"http://127.0.0.1:{port}/"
-    stop_server(proc)
+def server(tmp_path_factory):
+    with Server(tmp_path_factory.mktemp("server") / "streamlit.log") as s:
+        yield s.url + "/"
 
 
 @pytest.fixture(scope="module")
