@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -65,12 +66,22 @@ def trace_cache():
                         max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20)
 
 
+@st.cache_resource(show_spinner=False)
+def model_slots() -> threading.Semaphore:
+    """At most this many model runs at once (env MICROSCOPE_CONCURRENT_RUNS, default 2 = the
+    cores here): more only multiplies the transient memory of a run (~100 MB per window)."""
+    return threading.BoundedSemaphore(int(os.environ.get("MICROSCOPE_CONCURRENT_RUNS", 2)))
+
+
 def run_trace(text: str, k: int, block_trigram: bool, head: str, device: str, window: int = 0):
     """The Trace of a document and settings, from the shared cache or computed once. BERT's
     internals are captured for one 512-token ``window`` of the document."""
+    def compute():
+        with model_slots():
+            return get_model(head, device).trace(text, k=k, block_trigram=block_trigram, window=window)
+
     key = (hashlib.sha256(text.encode()).hexdigest(), k, block_trigram, head, device, window)
-    return trace_cache().get(key, lambda: get_model(head, device).trace(
-        text, k=k, block_trigram=block_trigram, window=window))
+    return trace_cache().get(key, compute)
 
 
 def current_trace():
