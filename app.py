@@ -21,7 +21,7 @@ import torch  # noqa: E402
 
 from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace
 
-st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
+st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 
 EXAMPLES = examples()
 
@@ -75,14 +75,14 @@ if trace is not None:
                              help="BERT reads at most 512 tokens: long documents are read in windows.")
         trace = current_trace()
     if trace.summary.head == "untrained":
-        st.sidebar.caption("⚠️ The sentence scorer is untrained: scores are random.")
+        st.sidebar.caption(":material/warning: The sentence scorer is untrained: scores are random.")
 
 pg = st.navigation([
-    st.Page("pages/summary.py", title="Summary", icon="📝", default=True),
-    st.Page("pages/bert_attention.py", title="BERT attention", icon="🔍"),
-    st.Page("pages/sentence_encoder.py", title="Sentence encoder", icon="🧩"),
-    st.Page("pages/masks_positions.py", title="Masks & positions", icon="🎭"),
-    st.Page("pages/learn.py", title="Learn", icon="🎓"),
+    st.Page("pages/summary.py", title="Summary", icon=":material/summarize:", default=True),
+    st.Page("pages/bert_attention.py", title="BERT attention", icon=":material/grid_on:"),
+    st.Page("pages/sentence_encoder.py", title="Sentence encoder", icon=":material/hub:"),
+    st.Page("pages/masks_positions.py", title="Masks & positions", icon=":material/masks:"),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])
 if "started" not in st.session_state:
     # Streamlit 1.67 runs a new server's first session in pages/-directory mode until
