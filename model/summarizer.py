@@ -270,8 +270,8 @@ class Summarizer:
         inter = {"pe": ext.pos_emb} | {f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
         with record(inter) as rec_ext:
             scores, sents, rec = self._scores(enc, window, probes)  # [1, S], [1, S, D]
-        x = self._window_inputs(enc, *enc.window(window))
         a, b = enc.window(window)
+        x = self._window_inputs(enc, a, b)
         L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
         # halve each layer before stacking: half the bytes copied (capture overhead is ~30% of a forward)
         layers = lambda name: torch.stack([rec[f"{name}{i}"][0][0].half() for i in range(L)]).cpu()  # noqa: E731 [L, H, T, T]

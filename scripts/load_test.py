@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import CHROMIUM_ARGS, Server  # noqa: E402
+from benchmarks.common import CHROMIUM_ARGS, Server, rss_mb  # noqa: E402
 MARKER = re.compile(r"Load-test document (\d+)-(\d+)\b")
 
 
@@ -35,12 +35,6 @@ def documents(data: Path, n: int) -> list[str]:
             return [json.loads(line)["article"] for _, line in zip(range(n), f)]
     texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))]
     return [texts[i % len(texts)] for i in range(n)]
-
-
-def rss_mb(pid: int, field: str = "VmRSS") -> float:
-    """Resident memory now (VmRSS) or at its peak (VmHWM) of one process."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(field + r":\s+(\d+) kB", status).group(1)) / 1024
 
 
 async def idle(page, timeout_s: float) -> None:
@@ -94,9 +88,9 @@ def run(sessions: int, docs: int, data: Path, timeout_s: float = 120) -> dict:
     with Server(Path(os.environ.get("TMPDIR", "/tmp")) / f"load_test_{os.getpid()}.log") as server:
         t = time.perf_counter()
         per_session = asyncio.run(drive(server.url + "/", texts, timeout_s,
-                                        lambda: rss_trail.append(rss_mb(server.proc.pid))))
+                                        lambda: rss_trail.append(rss_mb(server.proc.pid)["rss_mb"])))
         wall = time.perf_counter() - t
-        rss = rss_mb(server.proc.pid, "VmHWM")
+        rss = rss_mb(server.proc.pid)["hwm_mb"]
     lat = sorted(x for s in per_session for x in s)
     return {"sessions": sessions, "docs_per_session": docs, "summaries": len(lat), "wall_s": round(wall, 1),
             "p50_s": round(statistics.median(lat), 2), "p95_s": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
