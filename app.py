@@ -19,9 +19,10 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace
+from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace, start_session
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
+start_session()
 
 EXAMPLES = examples()
 
@@ -84,10 +85,4 @@ pg = st.navigation([
     st.Page("pages/masks_positions.py", title="Masks & positions", icon=":material/masks:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])
-if "started" not in st.session_state:
-    # Streamlit 1.67 runs a new server's first session in pages/-directory mode until
-    # st.navigation has run once, and the first widget edit of that session is lost (seen in
-    # Chromium: the pasted document vanished). One rerun at the start of a session avoids it.
-    st.session_state["started"] = True
-    st.rerun()
 pg.run()

@@ -15,6 +15,21 @@ UNTRAINED = "untrained (random head)"
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
 
 
+def start_session():
+    """Call first in app.py and every page (need_trace does). Until st.navigation has run once
+    in a server process, Streamlit 1.67 treats the ``pages/`` folder as an old-style multipage
+    app: app.py runs wrapped in another page (its widgets get other IDs, so an edit made before
+    the next run is lost) and a deep link runs the page alone, without the sidebar. So the first
+    run of every session leaves that mode and reruns before drawing anything. (Private flag:
+    streamlit is pinned.)"""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if "started" not in st.session_state:
+        st.session_state["started"] = True
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def examples() -> dict[str, Path]:
     """Shipped example documents: name (first line) → file."""
     out = {}
@@ -103,7 +118,9 @@ def window_caption(trace) -> str:
 
 
 def need_trace():
-    """The current Trace, or an info box and stop (nothing summarized yet)."""
+    """The current Trace, or an info box and stop (nothing summarized yet). First call of every
+    page, so a deep link on a fresh server also gets start_session()."""
+    start_session()
     trace = current_trace()
     if trace is None:
         st.info("Paste or pick a document in the sidebar and click **Summarize**.")

@@ -126,6 +126,19 @@ def test_every_page_in_chromium(server, browser, shots):
     page.close()
 
 
+def test_first_session_on_a_new_server_opened_on_a_page_link(browser, tmp_path):
+    """A new server's first session, opened on a page's URL, typing before the first run ends:
+    the sidebar is there and the edit counts (Streamlit's pages/-folder mode, see start_session)."""
+    with Server(tmp_path / "streamlit.log") as fresh:
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.goto(fresh.url + "/bert_attention")
+        page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=60_000)
+        summarize(page, ARTICLE)  # no idle(): the model may still be loading
+        page.locator(HEATMAP).first.wait_for(timeout=120_000)
+        assert "BERT layer 1, head 1" in page.locator(".js-plotly-plot .gtitle").first.text_content()
+        page.close()
+
+
 def test_html_in_the_document_is_text_not_code(server, browser):
     page = open_app(browser, server)  # a dialog (alert) fails the test
     summarize(page, HTML)
