@@ -47,7 +47,8 @@ with st.sidebar:
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
         device = st.selectbox("Device", devices, key="device")
         model = get_model(head, device)
-        st.caption(f"Backbone **{model.backbone}** · head **{model.head}** · device **{model.device}**")
+        st.caption(f"Backbone **{model.backbone}** · head **{model.head}** · sentence vectors **"
+                   f"{model.model.pooling}** · device **{model.device}**")
     clicked = st.button("Summarize", type="primary", width="stretch")
 
 if clicked:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from . import load
@@ -41,17 +42,41 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but \t and \n
 MAX_CHARS = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
 
 
+def pool_sentences(top: torch.Tensor, attention_mask: torch.Tensor, cls_positions: torch.Tensor,
+                   cls_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
+    """One vector per sentence from the top layer top [B, T, D]: its [CLS] output (BertSum,
+    Liu & Lapata 2019 §3.1) or, with ``pooling="mean"``, the mean over its tokens [CLS] … [SEP],
+    how all-MiniLM-L6-v2 was trained to be read (its [CLS] output carries little about the
+    sentence). [B, T] mask, [B, S] positions and mask → [B, S, D], zero where cls_mask is False."""
+    rows = torch.arange(top.shape[0], device=top.device)[:, None]  # [B, 1]
+    if pooling == "cls":
+        vecs = top[rows, cls_positions]  # [B, S, D]
+    elif pooling == "mean":
+        n_tokens = attention_mask.long().sum(1, keepdim=True)  # [B, 1]
+        has_next = torch.zeros_like(cls_mask)  # [B, S]
+        has_next[:, :-1] = cls_mask[:, 1:]
+        ends = torch.where(has_next, cls_positions.roll(-1, 1), n_tokens)  # [B, S] next [CLS] or the end
+        csum = F.pad(top.cumsum(1), (0, 0, 1, 0))  # [B, T+1, D]: csum[:, t] = sum of tokens < t
+        width = (ends - cls_positions).clamp(min=1)[:, :, None]  # [B, S, 1]
+        vecs = (csum[rows, ends] - csum[rows, cls_positions]) / width  # [B, S, D]
+    else:
+        raise ValueError(f"unknown sentence pooling {pooling!r} (cls or mean)")
+    return vecs * cls_mask[:, :, None].float()  # [B, S, D]
+
+
 class BertSumExt(nn.Module):
-    def __init__(self, bert: BertModel, ext_layer: TransformerInterEncoder):
+    def __init__(self, bert: BertModel, ext_layer: TransformerInterEncoder, pooling: str = "cls",
+                 scale: float = 1.0):
         super().__init__()
         self.bert = bert
         self.ext_layer = ext_layer
+        self.pooling = pooling  # how a sentence's vector is read from BERT's top layer
+        self.scale = scale  # × the sentence vectors before the sinusoid rows are added (BertSum: 1)
 
     def sentence_vectors(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
-        """[B, T] token inputs, [B, S] [CLS] positions and mask → top-layer [CLS] vectors [B, S, D]."""
+        """[B, T] token inputs, [B, S] [CLS] positions and mask → sentence vectors [B, S, D]."""
         top = self.bert(input_ids, segment_ids, attention_mask)  # [B, T, D]
-        rows = torch.arange(top.shape[0], device=top.device)[:, None]  # [B, 1]
-        return top[rows, cls_positions] * cls_mask[:, :, None].float()  # [B, S, D]
+        return self.scale * pool_sentences(top, attention_mask, cls_positions, cls_mask, self.pooling)
 
     def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
         """A batch of single-window documents → sentence scores [B, S]."""
@@ -177,7 +202,8 @@ class Summarizer:
         dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         name = load.EMBEDDED_BACKBONE if backbone is None else str(directory)
         tok = load_tokenizer(directory)
-        return cls(BertSumExt(bert, ext), tok, dev, "trained" if head_sd else "untrained", name)
+        model = BertSumExt(bert, ext, meta.get("sentence_pooling", "cls"), float(meta.get("sentence_scale", 1)))
+        return cls(model, tok, dev, "trained" if head_sd else "untrained", name)
 
     def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
         """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's
@@ -248,7 +274,8 @@ class Summarizer:
             per_sentence[i] = s if per_sentence[i] is None else max(s, per_sentence[i])
         return Summary(enc.sentences, enc.spans, tuple(per_sentence),
                        select(per_sentence, enc.sentences, k, block_trigram), enc.too_short,
-                       enc.truncated, enc.tokens_cut, str(self.device), self.head, self.backbone)
+                       enc.truncated, enc.tokens_cut, str(self.device), self.head, self.backbone,
+                       self.model.pooling)
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True) -> Summary:

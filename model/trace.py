@@ -20,6 +20,7 @@ class Summary:
     device: str
     head: str                           # "trained" or "untrained"
     backbone: str
+    pooling: str = "cls"                # sentence vector: "cls" (BertSum) or "mean" of its tokens
 
     @property
     def summary(self) -> str:
@@ -36,6 +37,7 @@ class Summary:
             "device": self.device,
             "head": self.head,
             "backbone": self.backbone,
+            "pooling": self.pooling,
         }
 
 
@@ -69,7 +71,7 @@ class Trace:
     bert_value: torch.Tensor             # [L, H, T, dh] float16
     position_embeddings: torch.Tensor    # [T, D] float32, learned BERT position rows used
     token_type_embeddings: torch.Tensor  # [T, D] float32, segment rows used
-    sentence_vectors: torch.Tensor       # [S, D] float32, top-layer [CLS] vectors
+    sentence_vectors: torch.Tensor       # [S, D] float32, from BERT's top layer (summary.pooling)
     sentence_pe: torch.Tensor            # [S, D] float32, sinusoidal rows added to them
     inter_attention: torch.Tensor        # [L2, H2, S, S] float16
 

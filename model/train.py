@@ -1,22 +1,24 @@
-"""Fine-tune BertSumExt's top BERT layers and its inter-sentence encoder on CNN/DM oracle
+"""Train BertSumExt's sentence scorer (and optionally BERT's top layers) on CNN/DM oracle
 labels, on a CPU.
 
 BertSumExt (Liu & Lapata 2019, §3.2) fine-tunes all of BERT with a binary cross-entropy loss
-on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L] (default L = 4 of
-6), run them once per document and cache their output (``python -m model.data``, float16 on
-disk), then train layers[L:] + the inter-sentence encoder from the cache. Only the [CLS]
-outputs of the top layer feed the scorer, so that layer is computed at the [CLS] positions
-only (``cls_layer``: exact; no queries, attention output or feed-forward for other tokens).
+on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L], run them once per
+document and cache their output (``python -m model.data``, float16 on disk), then train
+layers[L:] + the inter-sentence encoder from the cache. With ``--layer 6`` the whole backbone
+is frozen and only the scorer trains (the shipped recipe). With [CLS] pooling and L < 6 the
+top layer is computed at the [CLS] positions only (``cls_layer``: exact; no queries,
+attention output or feed-forward for other tokens).
 
-    python -m model.data --split cnndm-valid --n 500                        # caches first
-    python -m model.data --split cnndm-train --n 24000
-    python -m model.train --n 24000 --eval-every 200 --max-steps 400        # the shipped weights
+    python -m model.data --split cnndm-valid --n 500 --layer 6              # caches first
+    python -m model.data --split cnndm-train --n 14000 --layer 6
+    python -m model.data --split bbc-train --layer 6; python -m model.data --split bbc-val --layer 6
+    python -m model.train --layer 6 --pooling mean --sentence-scale 4 --n 14000 --mix bbc-train ...
     python -m model.train --smoke                                           # tests/test_train.py
 
 Resumable (``--resume`` continues from ``--run-dir``/state.pt, written at every validation),
 deterministic for a seed (one thread), tqdm progress on stderr, loss and validation ROUGE
 logged to ``--run-dir``/log.jsonl. The best checkpoint by validation ROUGE goes to ``--out``.
-See model/weights/README.md for the runs and why the shipped scorer only learned position.
+model/weights/README.md has the exact commands of the shipped weights and the runs before.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ from .bert import BertLayer, extended_mask
 from .data import CACHE_DIR, DEFAULT_DATA, Cached, Doc, encode_labels, lower_layers, named_split, \
     read_shard, shard_path
 from .inter_encoder import InterEncoderConfig
-from .summarizer import BertSumExt, Summarizer, select
+from .summarizer import BertSumExt, Summarizer, pool_sentences, select
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
@@ -70,19 +72,24 @@ def cls_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, cls: torch.
 
 
 def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor,
-               with_vectors: bool = False, order: torch.Tensor | None = None):
+               order: torch.Tensor | None = None) -> torch.Tensor:
     """Sentence scores from the cached output of layers[:start].
-    hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S]
-    (and the top-layer [CLS] vectors [B, S, D] if ``with_vectors``). ``order`` [S]: feed the
+    hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S].
+    ``order`` [S]: feed the
     sentence vectors to the scorer in this order (scores come back in that order too)."""
     layers = model.bert.encoder.layer
     mask = extended_mask(torch.ones(hidden.shape[:2]))  # [B, 1, 1, T]
-    x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
-    sents = cls_layer(layers[-1], x, mask, cls)  # [B, S, D]
+    real = torch.ones(cls.shape, dtype=torch.bool)  # [B, S]
+    if model.pooling == "cls" and start < len(layers):  # the top layer only at the [CLS] rows
+        x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
+        sents = cls_layer(layers[-1], x, mask, cls)  # [B, S, D]
+    else:
+        x = model.bert.encoder(hidden, mask, start)  # [B, T, D]
+        sents = pool_sentences(x, torch.ones(hidden.shape[:2]), cls, real, model.pooling)  # [B, S, D]
+    sents = model.scale * sents
     if order is not None:
         sents = sents[:, order]  # [B, S, D]
-    scores = model.ext_layer(sents, torch.ones(cls.shape, dtype=torch.bool))  # [B, S]
-    return (scores, sents) if with_vectors else scores
+    return model.ext_layer(sents, real)  # [B, S]
 
 
 def trainable(model: BertSumExt, start: int) -> dict[str, nn.Parameter]:
@@ -102,6 +109,7 @@ def save_checkpoint(path: Path, model: BertSumExt, start: int, extra: dict) -> N
             "backbone_sha256": load.sha256(load.backbone_weights_file(load.default_backbone_dir())),
             "inter_layers": str(cfg.layers), "inter_heads": str(cfg.heads), "inter_d_ff": str(cfg.d_ff),
             "finetuned_layers": ",".join(str(i) for i in range(start, len(model.bert.encoder.layer))),
+            "sentence_pooling": model.pooling, "sentence_scale": str(model.scale),
             **{k: str(v) for k, v in extra.items()}}
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file(sd, str(path), metadata=meta)
@@ -176,6 +184,7 @@ def train(args) -> dict:
     torch.manual_seed(args.seed)
     summarizer = fresh_summarizer(seed=args.seed)
     model = summarizer.model
+    model.pooling, model.scale = args.pooling, args.sentence_scale
     start = args.layer
     for p in model.parameters():
         p.requires_grad_(False)
@@ -190,26 +199,10 @@ def train(args) -> dict:
         with torch.no_grad():
             for n, p in params.items():
                 p.copy_(sd[n])
-    if args.cls_scale != 1.0 and not args.init:
-        # The top layer's output feeds only the scorer. all-MiniLM's [CLS] vectors (norm ~7, spread
-        # across sentences ~2.7) are small next to the unscaled sinusoid rows added to them
-        # (norm √(D/2) ≈ 13.9); scaling the last LayerNorm makes content larger relative to
-        # position (tried in runs E-G, model/weights/README.md: no gain within our budget).
-        ln = model.bert.encoder.layer[-1].output.LayerNorm
-        with torch.no_grad():
-            ln.weight.mul_(args.cls_scale)
-            ln.bias.mul_(args.cls_scale)
     bert_p = [p for n, p in params.items() if n.startswith("bert.")]
     head_p = [p for n, p in params.items() if n.startswith("ext_layer.")]
     groups = [{"params": bert_p, "lr": args.lr_bert}, {"params": head_p, "lr": args.lr_head}]
     base_lrs = [args.lr_bert, args.lr_head]
-    aux = None
-    if args.aux_weight:
-        # An auxiliary linear scorer straight on the [CLS] vectors: makes the fine-tuned layers
-        # put salience into [CLS] instead of leaving the inter encoder to position alone.
-        aux = nn.Linear(model.bert.config.hidden_size, 1)
-        groups.append({"params": list(aux.parameters()), "lr": args.lr_head})
-        base_lrs.append(args.lr_head)
     opt = torch.optim.Adam(groups, betas=(0.9, 0.999))
     run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -220,8 +213,6 @@ def train(args) -> dict:
         saved = torch.load(state_file, weights_only=False)
         model.load_state_dict(saved["model"], strict=False)
         opt.load_state_dict(saved["optimizer"])
-        if aux is not None:
-            aux.load_state_dict(saved["aux"])
         state = saved["state"]
         print(f"resumed at step {state['step']} ({state['docs_done']} docs)", file=sys.stderr)
     elif log_file.exists():
@@ -256,7 +247,6 @@ def train(args) -> dict:
                 "train_command": "python -m model.train " + " ".join(args.argv)})
         state["seconds"] = time.perf_counter() - t_start
         torch.save({"model": {n: p.detach() for n, p in params.items()},
-                    "aux": aux.state_dict() if aux is not None else None,
                     "optimizer": opt.state_dict(), "state": state}, state_file)
 
     total = args.epochs * (args.n + (len(mix) if not args.smoke and args.mix else 0))
@@ -281,15 +271,10 @@ def train(args) -> dict:
                 if args.shuffle_p and random.Random(args.seed * 7919 + done).random() < args.shuffle_p:
                     # sentences in random order: position says nothing, only content can lower the loss
                     perm = torch.randperm(len(c.labels))
-                s, vecs = top_scores(model, start, c.hidden[None], c.cls_positions[None], True, perm)
-                s = s[0]  # [S]
+                s = top_scores(model, start, c.hidden[None], c.cls_positions[None], perm)[0]  # [S]
                 labels = c.labels if perm is None else c.labels[perm]  # [S]
                 loss = F.binary_cross_entropy(s, labels, reduction="sum")
-                total_loss = loss
-                if aux is not None:  # deep supervision of the [CLS] vectors (not shipped)
-                    total_loss = loss + args.aux_weight * F.binary_cross_entropy_with_logits(
-                        aux(vecs[0]).squeeze(-1), labels, reduction="sum")  # [S] logits
-                (total_loss / args.batch).backward()
+                (loss / args.batch).backward()
                 losses += loss.item()
                 n_sents += len(s)
                 in_batch += 1
@@ -342,7 +327,12 @@ def parse(argv=None):
     ap.add_argument("--n", type=int, default=24000, help="training documents")
     ap.add_argument("--shard-size", type=int, default=500)
     ap.add_argument("--valid-n", type=int, default=500)
-    ap.add_argument("--layer", type=int, default=4, help="first fine-tuned BERT layer (cached below)")
+    ap.add_argument("--layer", type=int, default=4,
+                    help="first fine-tuned BERT layer (cached below); 6 = the whole backbone frozen")
+    ap.add_argument("--pooling", choices=("cls", "mean"), default="cls",
+                    help="sentence vector: the [CLS] output (BertSum) or the mean of the sentence's tokens")
+    ap.add_argument("--sentence-scale", type=float, default=1.0,
+                    help="multiply the sentence vectors before the sinusoid rows are added (BertSum: 1)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch", type=int, default=16, help="documents per optimizer step")
     ap.add_argument("--lr-bert", type=float, default=1e-4)
@@ -354,10 +344,6 @@ def parse(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shuffle-p", type=float, default=0.0,
                     help="probability of feeding a training document's sentences in random order")
-    ap.add_argument("--cls-scale", type=float, default=1.0,
-                    help="multiply the top layer's output LayerNorm (the [CLS] vectors) at init")
-    ap.add_argument("--aux-weight", type=float, default=0.0,
-                    help="weight of an auxiliary linear scorer on the [CLS] vectors (training only)")
     ap.add_argument("--init", default=None, help="start from this checkpoint's trained part")
     ap.add_argument("--mix", default=None, help="extra cached split mixed into every epoch, e.g. bbc-train")
     ap.add_argument("--valid-bbc", action="store_true", help="also log ROUGE on bbc-val (k = reference)")

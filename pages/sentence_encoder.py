@@ -7,7 +7,8 @@ from viz.inter import inter_heatmap
 trace = need_trace()
 L2, H2, S = trace.inter_attention.shape[:3]
 st.title("Sentence encoder")
-st.caption(f"The {S} sentence vectors ([CLS] outputs of BERT + sinusoidal position) pass through {L2} "
+source = "mean of each sentence's tokens" if trace.summary.pooling == "mean" else "[CLS] outputs"
+st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal position) pass through {L2} "
            f"Transformer layers with {H2} heads each, then a sigmoid gives each sentence its score. "
            "★ = selected for the summary.")
 c = st.columns(3)

@@ -15,7 +15,7 @@ from safetensors.torch import save_file
 
 from model.bert import BertConfig, BertModel, extended_mask
 from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
-from model.summarizer import EmptyDocumentError, Summarizer, record, select
+from model.summarizer import EmptyDocumentError, Summarizer, pool_sentences, record, select
 
 SAMPLE = Path(__file__).parent / "data" / "sample.txt"
 WORDS = "the a of to and in is was it on for he she said that with by at news oil price growth".split()
@@ -216,6 +216,35 @@ def test_windowed_scores_equal_bertsum_forward_for_one_window(tiny):
     x = tiny._window_inputs(enc, 0, len(enc.tokens))
     with torch.no_grad():
         assert torch.allclose(tiny._scores(enc)[0], tiny.model(**x), atol=1e-6)
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_sentence_pooling_on_a_padded_batch(pooling):
+    """Each sentence's vector is its [CLS] row or the mean of its rows [CLS] … [SEP], never
+    reaching into padding or the next sentence; padded sentence slots are zero."""
+    top = torch.randn(2, 9, 4)  # [B, T, D]
+    tokens = torch.tensor([[1] * 9, [1] * 6 + [0] * 3])  # document 1 has 6 tokens
+    cls = torch.tensor([[0, 2, 5], [0, 4, 0]])  # [B, S]
+    real = torch.tensor([[True, True, True], [True, True, False]])
+    got = pool_sentences(top, tokens, cls, real, pooling)  # [B, S, D]
+    spans = {(0, 0): (0, 2), (0, 1): (2, 5), (0, 2): (5, 9), (1, 0): (0, 4), (1, 1): (4, 6)}
+    for (b, s), (a, e) in spans.items():
+        want = top[b, a] if pooling == "cls" else top[b, a:e].mean(0)
+        assert torch.allclose(got[b, s], want, atol=1e-6)
+    assert not got[1, 2].any()
+
+
+def test_pooling_and_scale_come_from_checkpoint_metadata(tiny, backbone_dir, tmp_path):
+    sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
+    save_file(sd, tmp_path / "c.safetensors", metadata={"sentence_pooling": "mean", "sentence_scale": "2.5"})
+    s = Summarizer.load(backbone_dir, tmp_path / "c.safetensors", device="cpu")
+    enc = s.encode(DOC)
+    x = s._window_inputs(enc, 0, len(enc.tokens))
+    with torch.no_grad():
+        top = s.model.bert(x["input_ids"], x["segment_ids"], x["attention_mask"])[0]  # [T, D]
+        first = top[enc.cls_positions[0]:enc.cls_positions[1]].mean(0)
+        assert torch.allclose(s.model.sentence_vectors(**x)[0, 0], 2.5 * first, atol=1e-5)
+    assert s.summarize(DOC).pooling == "mean" and tiny.summarize(DOC).pooling == "cls"
 
 
 @pytest.mark.parametrize("block,expected", [(True, (0, 2)), (False, (0, 1))])

@@ -34,11 +34,16 @@ def test_lr_schedule_warms_up_then_decays():
     assert lr_factor(40, 10) == pytest.approx(0.5)
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
+RECIPES = {"top layers fine-tuned, [CLS]": ["--layer", "4"],  # BertSum's sentence vectors
+           "frozen backbone, mean pooling": ["--layer", "6", "--pooling", "mean", "--sentence-scale", "4"]}
+
+
+@pytest.fixture(scope="module", params=list(RECIPES))
+def smoke(request, tmp_path_factory):
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("smoke") / "ckpt.safetensors"
-    return train(parse(["--smoke", "--out", str(out)])), out
+    args = parse(["--smoke", "--out", str(out), *RECIPES[request.param]])
+    return train(args), out, args.layer
 
 
 @needs_data
@@ -50,11 +55,11 @@ def test_smoke_training_decreases_the_loss(smoke):
 
 @needs_data
 def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
-    result, path = smoke
+    result, path, layer = smoke
     with safe_open(path, "pt") as f:
         keys, meta = set(f.keys()), f.metadata()
-    assert keys and all(k.startswith(("bert.encoder.layer.4.", "bert.encoder.layer.5.", "ext_layer."))
-                        for k in keys)
+    trained = ("ext_layer.", *(f"bert.encoder.layer.{i}." for i in range(layer, 6)))
+    assert all(k.startswith(trained) for k in keys) and all(any(k.startswith(p) for k in keys) for p in trained)
     assert "ext_layer.pos_emb.pe" not in keys
     assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
     assert (meta["inter_layers"], meta["inter_heads"]) == ("2", "8")
@@ -65,7 +70,7 @@ def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
     enc, _ = encode_labels(s, doc)
     model = result["model"].eval()
     with torch.no_grad():
-        ours = top_scores(model, 4, lower_layers(model.bert, enc, 4)[None], torch.tensor([enc.cls_positions]))[0]
+        ours = top_scores(model, layer, lower_layers(model.bert, enc, layer)[None], torch.tensor([enc.cls_positions]))[0]
     summary = s.summarize(doc.text)
     theirs = torch.tensor([summary.scores[i] for i in enc.input_sentences])
     assert torch.allclose(ours, theirs, atol=1e-5)
@@ -79,12 +84,14 @@ def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
     assert path == DEFAULT_CHECKPOINT and path.stat().st_size <= 30e6
     with safe_open(path, "pt") as f:
         keys, meta = set(f.keys()), f.metadata()
-    assert {k.split(".")[0] for k in keys} == {"bert", "ext_layer"}
-    assert {k.split(".")[3] for k in keys if k.startswith("bert.")} == {"4", "5"}
+    finetuned = {i for i in meta["finetuned_layers"].split(",") if i}  # "" = the backbone is frozen
+    assert {k.split(".")[0] for k in keys} == {"ext_layer"} | ({"bert"} if finetuned else set())
+    assert {k.split(".")[3] for k in keys if k.startswith("bert.")} == finetuned
     assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
     assert meta["train_command"].startswith("python -m model.train")
     s = Summarizer.load(device="cpu")
-    assert s.head == "trained"
+    assert s.head == "trained" and (s.model.pooling, s.model.scale) == (meta.get("sentence_pooling", "cls"),
+                                                                   float(meta.get("sentence_scale", 1)))
     text = ("The council approved the new budget on Monday after a long debate. "
             "Critics said the plan cuts too deeply into school funding this year. "
             "The mayor defended the cuts as necessary to balance the city's books. "
