@@ -163,7 +163,7 @@ def shard_path(cache_dir: Path, split: str, layer: int, i: int) -> Path:
 
 
 def main(argv=None):
-    """python -m model.data --split cnndm-train --n 20000 --layer 4 [--worker 0 --workers 2]"""
+    """python -m model.data --split cnndm-train --n 12000 --layer 6 [--worker 0 --workers 2]"""
     import argparse
     import sys
     import time
@@ -176,7 +176,7 @@ def main(argv=None):
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--split", default="cnndm-train")
     ap.add_argument("--n", type=int, default=None)
-    ap.add_argument("--layer", type=int, default=4)
+    ap.add_argument("--layer", type=int, default=6)
     ap.add_argument("--shard-size", type=int, default=500)
     ap.add_argument("--worker", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)

@@ -10,9 +10,9 @@ top layer is computed at the [CLS] positions only (``cls_layer``: exact; no quer
 attention output or feed-forward for other tokens).
 
     python -m model.data --split cnndm-valid --n 500 --layer 6              # caches first
-    python -m model.data --split cnndm-train --n 14000 --layer 6
+    python -m model.data --split cnndm-train --n 12000 --layer 6
     python -m model.data --split bbc-train --layer 6; python -m model.data --split bbc-val --layer 6
-    python -m model.train --layer 6 --pooling mean --sentence-scale 4 --n 14000 --mix bbc-train ...
+    python -m model.train --mix bbc-train --valid-bbc          # the defaults are the shipped recipe
     python -m model.train --smoke                                           # tests/test_train.py
 
 Resumable (``--resume`` continues from ``--run-dir``/state.pt, written at every validation),
@@ -232,6 +232,9 @@ def train(args) -> dict:
             bbc_docs = named_split("bbc-val", args.data)
             bbc_valid = read_split(Path(args.cache), "bbc-val", start)
 
+    cached = [f"cnndm-train --n {args.n}", f"cnndm-valid --n {args.valid_n}"]  # splits this run reads
+    cached += ([args.mix] if args.mix else []) + (["bbc-val"] if args.valid_bbc else [])
+
     def validate_and_save(entry: dict) -> None:
         """Validation ROUGE into ``entry``; the best (CNN/DM R1+R2+RL) → ``args.out``; state.pt."""
         entry.update(validate(model, start, valid, valid_docs))
@@ -243,8 +246,11 @@ def train(args) -> dict:
             entry["saved"] = str(args.out)
             save_checkpoint(Path(args.out), model, start, {
                 "step": state["step"], "train_docs_seen": state["docs_done"],
+                "train_seconds": round(time.perf_counter() - t_start),
+                "valid_docs": f"cnndm_val.jsonl.gz split_order[:{len(valid)}] (model/data.py)",
                 **{f"valid_{k}": f"{v:.2f}" for k, v in entry.items() if "rouge" in k},
-                "train_command": "python -m model.train " + " ".join(args.argv)})
+                "train_command": "python -m model.train " + " ".join(args.argv),
+                "cache_command": " && ".join(f"python -m model.data --split {c} --layer {start}" for c in cached)})
         state["seconds"] = time.perf_counter() - t_start
         torch.save({"model": {n: p.detach() for n, p in params.items()},
                     "optimizer": opt.state_dict(), "state": state}, state_file)
@@ -319,28 +325,28 @@ def train(args) -> dict:
 
 
 def parse(argv=None):
-    ap = argparse.ArgumentParser(description="fine-tune BertSumExt (top BERT layers + scorer) on CNN/DM")
+    ap = argparse.ArgumentParser(description="train BertSumExt's scorer (and optionally BERT's top layers); defaults: the shipped recipe")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--cache", default=str(CACHE_DIR))
     ap.add_argument("--run-dir", default="/tmp/bertsum_run", help="state.pt (resume) and log.jsonl")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="best checkpoint (validation ROUGE)")
-    ap.add_argument("--n", type=int, default=24000, help="training documents")
+    ap.add_argument("--n", type=int, default=12000, help="training documents")
     ap.add_argument("--shard-size", type=int, default=500)
     ap.add_argument("--valid-n", type=int, default=500)
-    ap.add_argument("--layer", type=int, default=4,
+    ap.add_argument("--layer", type=int, default=6,
                     help="first fine-tuned BERT layer (cached below); 6 = the whole backbone frozen")
-    ap.add_argument("--pooling", choices=("cls", "mean"), default="cls",
+    ap.add_argument("--pooling", choices=("cls", "mean"), default="mean",
                     help="sentence vector: the [CLS] output (BertSum) or the mean of the sentence's tokens")
-    ap.add_argument("--sentence-scale", type=float, default=1.0,
+    ap.add_argument("--sentence-scale", type=float, default=4.0,
                     help="multiply the sentence vectors before the sinusoid rows are added (BertSum: 1)")
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=16, help="documents per optimizer step")
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=32, help="documents per optimizer step")
     ap.add_argument("--lr-bert", type=float, default=1e-4)
     ap.add_argument("--lr-head", type=float, default=1e-3)
-    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--max-steps", type=int, default=0)
     ap.add_argument("--log-every", type=int, default=25)
-    ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--eval-every", type=int, default=150)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shuffle-p", type=float, default=0.0,
                     help="probability of feeding a training document's sentences in random order")

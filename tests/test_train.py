@@ -34,7 +34,7 @@ def test_lr_schedule_warms_up_then_decays():
     assert lr_factor(40, 10) == pytest.approx(0.5)
 
 
-RECIPES = {"top layers fine-tuned, [CLS]": ["--layer", "4"],  # BertSum's sentence vectors
+RECIPES = {"top layers fine-tuned, [CLS]": ["--layer", "4", "--pooling", "cls", "--sentence-scale", "1"],  # BertSum
            "frozen backbone, mean pooling": ["--layer", "6", "--pooling", "mean", "--sentence-scale", "4"]}
 
 
@@ -90,8 +90,8 @@ def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
     assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
     assert meta["train_command"].startswith("python -m model.train")
     s = Summarizer.load(device="cpu")
-    assert s.head == "trained" and (s.model.pooling, s.model.scale) == (meta.get("sentence_pooling", "cls"),
-                                                                   float(meta.get("sentence_scale", 1)))
+    assert s.head == "trained"
+    assert (s.model.pooling, s.model.scale) == (meta["sentence_pooling"], float(meta["sentence_scale"]))
     text = ("The council approved the new budget on Monday after a long debate. "
             "Critics said the plan cuts too deeply into school funding this year. "
             "The mayor defended the cuts as necessary to balance the city's books. "
