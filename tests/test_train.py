@@ -11,7 +11,7 @@ from model import load
 from model.bert import BertConfig, BertLayer, extended_mask
 from model.data import DEFAULT_DATA, encode_labels, lower_layers, named_split
 from model.summarizer import Summarizer
-from model.train import cls_layer, lr_factor, parse, top_scores, train
+from model.train import cls_layer, fresh_summarizer, init_from, lr_factor, parse, top_scores, train, trainable
 
 REPO = Path(__file__).resolve().parents[1]
 needs_data = pytest.mark.skipif(not (DEFAULT_DATA / "cnndm_train.jsonl.gz").is_file(),
@@ -32,6 +32,23 @@ def test_lr_schedule_warms_up_then_decays():
     assert lr_factor(1, 10) == pytest.approx(0.1)
     assert lr_factor(10, 10) == pytest.approx(1.0)
     assert lr_factor(40, 10) == pytest.approx(0.5)
+
+
+def test_init_from_a_checkpoint_keeps_the_backbone_layers_it_lacks():
+    from model.summarizer import DEFAULT_CHECKPOINT
+
+    model = fresh_summarizer().model
+    params = trainable(model, 3)  # fine-tune layers 3-5 starting from the shipped weights
+    before = {n: p.clone() for n, p in params.items()}
+    init_from(DEFAULT_CHECKPOINT, params)
+    sd, _ = load.read_state_dict(DEFAULT_CHECKPOINT)
+    assert "bert.encoder.layer.3.output.dense.weight" not in sd  # the backbone's layer 3 is kept
+    for n, p in params.items():
+        assert torch.equal(p, sd[n] if n in sd else before[n]), n
+    for trained in ("ext_layer.", "bert.encoder.layer.5."):  # what the shipped file holds is copied
+        assert any(not torch.equal(p, before[n]) for n, p in params.items() if n.startswith(trained))
+    with pytest.raises(ValueError, match="ext_layer"):
+        init_from(DEFAULT_CHECKPOINT, {"ext_layer.not_there": torch.nn.Parameter(torch.zeros(1))})
 
 
 RECIPES = {"top layers fine-tuned, [CLS]": ["--layer", "4", "--pooling", "cls", "--sentence-scale", "1"],  # BertSum
