@@ -10,7 +10,7 @@ from safetensors import safe_open
 from model import load
 from model.bert import BertConfig, BertLayer, extended_mask
 from model.data import DEFAULT_DATA, encode_labels, lower_layers, named_split
-from model.summarizer import Summarizer
+from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
 from model.train import cls_layer, fresh_summarizer, init_from, lr_factor, parse, top_scores, train, trainable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,8 +35,6 @@ def test_lr_schedule_warms_up_then_decays():
 
 
 def test_init_from_a_checkpoint_keeps_the_backbone_layers_it_lacks():
-    from model.summarizer import DEFAULT_CHECKPOINT
-
     model = fresh_summarizer().model
     params = trainable(model, 3)  # fine-tune layers 3-5 starting from the shipped weights
     before = {n: p.clone() for n, p in params.items()}
@@ -95,8 +93,6 @@ def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
 
 
 def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
-    from model.summarizer import DEFAULT_CHECKPOINT
-
     path = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
     assert path == DEFAULT_CHECKPOINT and path.stat().st_size <= 30e6
     with safe_open(path, "pt") as f:
