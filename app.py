@@ -25,6 +25,13 @@ st.set_page_config(page_title="Attention microscope", page_icon=":material/biote
 start_session()
 
 EXAMPLES = examples()
+# Streamlit forgets a widget's value in a run that does not draw it (another view or page): carry
+# the pickers over, so a layer chosen in one view is still chosen in the next. (Not the sentence
+# range or query token: their options depend on the document.)
+for key in ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_hide", "bert_level",
+            "inter_layer", "inter_head", "inter_colors", "learn_layer", "learn_head"):
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
 
 
 def load_example():

@@ -10,8 +10,10 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 
 - click → first heatmap: click Summarize until the token heatmap is drawn (a ``.js-plotly-plot``
   whose data has a heatmap trace and whose heatmap image is in the DOM, then two animation frames);
-- head switch: pick head 2 in the Head selector until the heatmap titled "head 2" is drawn (and
-  whether the chart's div survived, i.e. was updated in place, or was remounted);
+- head switch: click the figure's head button "2" until the heatmap titled "head 2" is drawn
+  (in the browser, no server round trip), and whether the chart's div survived (updated in place)
+  or was remounted; then a round trip to the server for comparison: pick layer 2 in the Layer
+  selector until "layer 2" is drawn (a new figure, all heads of layer 2);
 - all layers × heads: click that view until its 72 small heatmaps are drawn;
 - websocket bytes received by the page during each of those (Playwright ``framereceived``).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from pathlib import Path
 
@@ -113,6 +116,11 @@ def pick(page, label: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
+def head_button(page, label: str) -> None:
+    """Click the token heatmap's in-figure head button ``label`` (Plotly updatemenu)."""
+    page.locator(".updatemenu-button").filter(has_text=re.compile(f"^{label}$")).first.click()
+
+
 def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
     page, counter = open_app(browser, url, "bert_attention")
     try:
@@ -121,8 +129,10 @@ def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
                                  "head 1", timeout_s)
         wait_idle(page)
         page.evaluate(MARK)
-        head_s, head_b, head_srv = timed(page, counter, lambda: pick(page, "Head", "2"), "head 2", timeout_s)
+        head_s, head_b, head_srv = timed(page, counter, lambda: head_button(page, "2"), "head 2", timeout_s)
         remounted = not page.evaluate(SAME_DIV)
+        wait_idle(page)
+        layer_s, layer_b, layer_srv = timed(page, counter, lambda: pick(page, "Layer", "2"), "layer 2", timeout_s)
         wait_idle(page)
         all_s, all_b, all_srv = timed(page, counter, lambda: page.locator('[data-testid="stMain"] button').filter(has_text="All layers × heads").first.click(),
                              "All ", timeout_s)
@@ -132,6 +142,7 @@ def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
                 "click_ws_bytes": click_b,
                 "head_switch_s": r(head_s), "head_chart_received_s": r(head_srv), "head_switch_ws_bytes": head_b,
                 "head_switch_remounted_chart": remounted,
+                "layer_switch_s": r(layer_s), "layer_chart_received_s": r(layer_srv), "layer_switch_ws_bytes": layer_b,
                 "all_layers_heads_s": r(all_s), "all_chart_received_s": r(all_srv),
                 "all_layers_heads_ws_bytes": all_b,
                 "all_layers_heads_heatmaps": page.evaluate(N_HEATMAPS)}
@@ -208,7 +219,10 @@ def main(argv=None) -> dict:
     print(f"{'step':36} {'seconds':>8} {'chart in at s':>13} {'ws KB received':>15}")
     for name, s, c, b in [("click Summarize -> first heatmap", "click_to_first_heatmap_s", "click_chart_received_s",
                            "click_ws_bytes"),
-                          ("head 1 -> head 2", "head_switch_s", "head_chart_received_s", "head_switch_ws_bytes"),
+                          ("head 1 -> 2 (button in the figure)", "head_switch_s", "head_chart_received_s",
+                           "head_switch_ws_bytes"),
+                          ("layer 1 -> 2 (Layer selector, server)", "layer_switch_s", "layer_chart_received_s",
+                           "layer_switch_ws_bytes"),
                           ("-> all layers x heads (72 maps)", "all_layers_heads_s", "all_chart_received_s",
                            "all_layers_heads_ws_bytes")]:
         print(f"{name:36} {med.get(s)!s:>8} {med.get(c)!s:>13} {(med.get(b) or 0) / 1024:>15.1f}")

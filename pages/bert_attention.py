@@ -18,7 +18,7 @@ view = st.segmented_control("View", ["One head", "All heads of a layer", "All la
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])
 if view != "All layers × heads":
-    layer, head = layer_head_pickers(L, H, "bert", mean=view != "All heads of a layer", cols=c[:2])
+    layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key="bert_colors")
 
 sents = sorted({int(i) for i in trace.token_sentence})
@@ -33,6 +33,7 @@ if view in ("One head", "All heads of a layer"):
                                format_func=lambda i: sentence_label(trace, i, 24))
 
 if view == "One head":
+    st.caption("Pick the head with the buttons above the map: they switch in the browser, at once.")
     plot(A.token_heatmap(trace, layer, head, hide_special=hide, sentence_range=rng, colorscale=colorscale,
                          exact_hover=exact), key="bert_token")
 elif view == "All heads of a layer":

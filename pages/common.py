@@ -19,13 +19,12 @@ def start_session():
     """Call first in app.py and every page (need_trace does). Until st.navigation has run once
     in a server process, Streamlit 1.67 treats the ``pages/`` folder as an old-style multipage
     app: app.py runs wrapped in another page (its widgets get other IDs, so an edit made before
-    the next run is lost) and a deep link runs the page alone, without the sidebar. So the first
-    run of every session leaves that mode and reruns before drawing anything. (Private flag:
-    streamlit is pinned.)"""
+    the next run is lost) and a deep link runs the page alone, without the sidebar. So a run in
+    that mode leaves it and reruns before drawing anything. Only then: a rerun made before
+    st.navigation forgets the page a link asked for. (Process-wide flag of a pinned streamlit.)"""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if "started" not in st.session_state:
-        st.session_state["started"] = True
+    if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
@@ -128,10 +127,13 @@ def need_trace():
     return trace
 
 
-def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True, cols=None):
-    """Layer and head selectors (1-based labels); head None = mean over heads."""
+def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True, cols=None, pick_head: bool = True):
+    """Layer and head selectors (1-based labels); head None = mean over heads. ``pick_head=False``:
+    the layer only (the figure has its own head buttons), head 0."""
     cols = cols or st.columns(2)
     layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=f"{key}_layer")
+    if not pick_head:
+        return layer, 0
     options = ([None] if mean else []) + list(range(n_heads))
     head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
                              index=1 if mean else 0, key=f"{key}_head")

@@ -97,10 +97,11 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     assert len(charts(at)) == 1
     first = spec(charts(at)[0])
     assert '"dtype":"u1"' in first and "query %{y}" in first      # uint8 z, token hover
-    at.selectbox(key="bert_head").set_value(3).run()
-    assert "head 4" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
+    assert [b["label"] for b in json.loads(first)["layout"]["updatemenus"][0]["buttons"]] == \
+        ["mean"] + [str(h) for h in range(1, 13)]                 # heads switch in the browser
+    assert "bert_head" not in [w.key for w in at.selectbox]       # no second head picker
     at.selectbox(key="bert_layer").set_value(5).run()
-    assert "layer 6, head 4" in spec(charts(at)[0])
+    assert "layer 6, head 1" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
     at.checkbox(key="bert_hide").check().run()
     assert "[SEP]" not in spec(charts(at)[0])
     at.checkbox(key="bert_exact").check().run()
@@ -113,6 +114,11 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
         assert not at.exception and len(charts(at)) == 1
         data = json.loads(spec(charts(at)[0]))["data"]
         assert [d["type"] for d in data] == ["heatmap"] * n_heatmaps
+    at.selectbox(key="bert_head").set_value(3).run()                # the sentence view picks its head
+    assert "layer 6, head 4" in spec(charts(at)[0])                  # the layer outlived the views without it
+    at.switch_page("pages/learn.py").run()
+    at.switch_page("pages/bert_attention.py").run()
+    assert "mass, layer 6, head 4" in spec(charts(at)[0])           # and a page switch
 
 
 def test_window_switch_changes_tokens(summarizer_loaded):

@@ -31,11 +31,17 @@ def test_pool_block_means():
     assert pool(a, 10).shape == (6, 6)
 
 
+def shown(fig):
+    """The one visible trace of a figure whose traces are toggled by buttons."""
+    (hm,) = [d for d in fig.data if d.visible is not False]
+    return hm
+
+
 def test_token_heatmap_uint8_labels_and_exact_hover(trace):
     T = len(trace.tokens)
     fig = A.token_heatmap(trace, 2, 5)
-    hm = fig.data[0]
-    assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T)
+    hm = shown(fig)
+    assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T) and hm.name == "head 6"
     assert len(hm.x) == len(hm.y) == T and len(set(hm.x)) == T  # unique labels, tokens repeat
     assert hm.x[0] == "0 [CLS]"
     truth = trace.bert_attention[2, 5].float().numpy()
@@ -45,29 +51,46 @@ def test_token_heatmap_uint8_labels_and_exact_hover(trace):
     assert "layer 3, head 6" in fig.layout.title.text
 
 
+@pytest.mark.parametrize("head", [None, 0, 3])
+def test_token_heatmap_head_buttons_show_each_head(trace, head):
+    """One trace per head plus the mean; button k shows trace k only and retitles the figure."""
+    H = trace.bert_attention.shape[1]
+    fig = A.token_heatmap(trace, 1, head, exact_hover=False)
+    assert len(fig.data) == H + 1 and shown(fig) is fig.data[0 if head is None else head + 1]
+    (menu,) = fig.layout.updatemenus
+    assert [b.label for b in menu.buttons] == ["mean"] + [str(h + 1) for h in range(H)]
+    assert menu.active == (0 if head is None else head + 1)
+    for k, (button, hm) in enumerate(zip(menu.buttons, fig.data)):
+        visible, layout = button.args
+        assert visible["visible"] == [i == k for i in range(H + 1)]
+        assert layout["title.text"].startswith(f"BERT layer 2, {hm.name}:")
+        truth = (trace.bert_attention[1].float().mean(0) if k == 0 else trace.bert_attention[1, k - 1].float()).numpy()
+        assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
+
+
 def test_token_heatmap_selectors(trace):
     T = len(trace.tokens)
     n_special = sum(t in ("[CLS]", "[SEP]") for t in trace.tokens)
-    hm = A.token_heatmap(trace, 0, 0, hide_special=True).data[0]
+    hm = shown(A.token_heatmap(trace, 0, 0, hide_special=True))
     assert hm.z.shape == (T - n_special, T - n_special)
     assert not any(lbl.split(" ", 1)[1] in ("[CLS]", "[SEP]") for lbl in hm.x)
     first = int(trace.input_sentences[1])
-    hm = A.token_heatmap(trace, 0, 0, sentence_range=(first, first)).data[0]
+    hm = shown(A.token_heatmap(trace, 0, 0, sentence_range=(first, first)))
     assert hm.z.shape[0] == int((trace.token_sentence == first).sum())
-    mean = A.token_heatmap(trace, 0, None).data[0]
+    mean = shown(A.token_heatmap(trace, 0, None))
     assert np.allclose(mean.customdata, trace.bert_attention[0].float().mean(0).numpy())
-    assert A.token_heatmap(trace, 0, 0, colorscale="Magma").data[0].colorscale[0][1] != hm.colorscale[0][1]
-    lean = A.token_heatmap(trace, 0, 0, exact_hover=False).data[0]
+    assert shown(A.token_heatmap(trace, 0, 0, colorscale="Magma")).colorscale[0][1] != hm.colorscale[0][1]
+    lean = shown(A.token_heatmap(trace, 0, 0, exact_hover=False))
     assert lean.customdata is None and "level" in lean.hovertemplate
 
 
 def test_token_heatmap_serialises_as_typed_array():
     big = synthetic_trace(n_sent=12, words=30, L=1, H=2, short=())
     fig = A.token_heatmap(big, 0, 0, exact_hover=False)
-    T = len(big.tokens)
+    T, n = len(big.tokens), len(fig.data)          # n = 2 heads + their mean
     js = pio.to_json(fig, validate=False)
-    assert '"dtype":"u1"' in js and '"bdata"' in js
-    assert len(js) < 1.4 * T * T + 20_000          # base64 of uint8 (4/3 byte per cell) + labels
+    assert js.count('"dtype":"u1"') == n and '"bdata"' in js
+    assert len(js) < n * (1.4 * T * T + 10_000)    # base64 of uint8 (4/3 byte per cell) + labels
 
 
 def test_head_grid_and_overview(trace):

@@ -45,27 +45,43 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
                   exact_hover: bool = True, height: int = 720) -> go.Figure:
-    """Token × token attention of one head (or the head average): queries down, keys across.
+    """Token × token attention of one layer: queries down, keys across.
 
-    z holds uint8 levels (colourbar labelled with true weights); with ``exact_hover`` the float32
-    weights ride along as customdata so hover shows them exactly (4× the bytes of z).
+    One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
+    buttons above the map show another one in the browser, without a round trip to the server
+    (a head switch redraws one heatmap, ~0.1 s; a new figure from the server costs a Plotly
+    remount, ~0.5 s). z holds uint8 levels (each head's colourbar labelled with its true
+    weights); with ``exact_hover`` the float32 weights ride along as customdata so hover shows
+    them exactly (4× the bytes of z).
     """
     index = token_index(trace, hide_special, sentence_range)
-    a = head_matrix(trace, layer, head)[np.ix_(index, index)]   # [n, n]
-    z, vmax = quantize(a)
     labels = token_labels(trace.tokens, index)
-    if exact_hover:
-        hover = "query %{y}<br>key %{x}<br>weight %{customdata:.4f}<extra></extra>"
-    else:
-        hover = f"query %{{y}}<br>key %{{x}}<br>level %{{z}}/255 × {vmax:.3g}<extra></extra>"
-    hm = go.Heatmap(z=z, x=labels, y=labels, customdata=a if exact_hover else None,
-                    colorscale=colorscale, zmin=0, zmax=255, colorbar=level_colorbar(vmax),
-                    hovertemplate=hover)
-    name = "mean of heads" if head is None else f"head {head + 1}"
-    fig = go.Figure(hm)
-    fig.update_layout(title=f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens",
-                      height=height, margin=dict(l=130, r=10, t=50, b=130),
-                      shapes=_sentence_lines(trace, index))
+    a = trace.bert_attention[layer].float().numpy()[:, index][:, :, index]   # [H, n, n]
+    heads = [None, *range(len(a))]                          # None = the mean over heads
+    maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
+    fig = go.Figure()
+    titles = []
+    for h, m in zip(heads, maps):
+        z, vmax = quantize(m)
+        if exact_hover:
+            hover = "query %{y}<br>key %{x}<br>weight %{customdata:.4f}<extra></extra>"
+        else:
+            hover = f"query %{{y}}<br>key %{{x}}<br>level %{{z}}/255 × {vmax:.3g}<extra></extra>"
+        name = "mean of heads" if h is None else f"head {h + 1}"
+        fig.add_trace(go.Heatmap(z=z, x=labels, y=labels, customdata=m if exact_hover else None, name=name,
+                                 visible=h == head, colorscale=colorscale, zmin=0, zmax=255,
+                                 colorbar=level_colorbar(vmax), hovertemplate=hover))
+        titles.append(f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens")
+    buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
+                    args=[{"visible": [g == h for g in heads]}, {"title.text": titles[k]}])
+               for k, h in enumerate(heads)]
+    fig.update_layout(title=titles[heads.index(head)], height=height, margin=dict(l=130, r=10, t=90, b=130),
+                      shapes=_sentence_lines(trace, index),
+                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
+                                        active=heads.index(head), showactive=True, x=0, xanchor="left",
+                                        y=1.0, yanchor="bottom", pad=dict(t=4, b=4), font=dict(size=11))],
+                      annotations=[dict(text="head", x=0, xanchor="right", y=1.0, yanchor="bottom",
+                                        xref="paper", yref="paper", showarrow=False, yshift=8)])
     # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
     # measuring hundreds of labels, which made each draw ~3x slower (benchmarks/plotly_ab.py).
     ticks = dict(type="category", nticks=40, automargin=False)
