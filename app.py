@@ -19,7 +19,8 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages.common import current_trace, examples, get_model, head_choices, load_upload, run_trace, start_session
+from pages.common import (current_trace, examples, get_model, head_choices, load_upload, preload_plotly, run_trace,
+                          start_session)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -85,6 +86,8 @@ if trace is not None:
         trace = current_trace()
     if trace.summary.head == "untrained":
         st.sidebar.caption(":material/warning: The sentence scorer is untrained: scores are random.")
+with st.sidebar:
+    preload_plotly()  # last: an empty 10-px chart
 
 pg = st.navigation([
     st.Page("pages/summary.py", title="Summary", icon=":material/summarize:", default=True),

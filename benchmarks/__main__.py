@@ -52,6 +52,7 @@ def run(quick: bool) -> dict:
         "plain_ms": row["plain_ms"], "capture_ms": row["capture_ms"], "trace_mb": row["trace_mb"],
         "bert_page_ws_bytes": b["bert_page_ws_bytes"],
         "bertviz_model_view_html_bytes": p["model_view_html_bytes"],
+        "layer_switch_s": b["median"].get("layer_switch_s"),
         "all_layers_heads_s": b["median"].get("all_layers_heads_s"),
         "server_memory_mb": b["server_memory_mb"],
         "figures_pages": f["pages"],

@@ -26,7 +26,8 @@ if view in ("One head", "All heads of a layer"):
     o1, o2 = st.columns([1, 3])
     hide = o1.checkbox("Hide [CLS]/[SEP]", key="bert_hide")
     exact = o1.checkbox("Exact weights on hover", key="bert_exact", value=T <= 256,
-                        help="Sends the float32 weights along with the 8-bit colours: 4× more data.")
+                        help=f"Sends the float32 weights along with the 8-bit colours: 5× the data, "
+                             f"~{(H + 1) * T * T * 5 * 4 / 3 / 2 ** 20:.0f} MB for this window's {H + 1} maps.")
     rng = (sents[0], sents[-1])
     if len(sents) > 1:
         rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key="bert_range",

@@ -19,12 +19,19 @@ def start_session():
     """Call first in app.py and every page (need_trace does). Until st.navigation has run once
     in a server process, Streamlit 1.67 treats the ``pages/`` folder as an old-style multipage
     app: app.py runs wrapped in another page (its widgets get other IDs, so an edit made before
-    the next run is lost) and a deep link runs the page alone, without the sidebar. So a run in
-    that mode leaves it and reruns before drawing anything. Only then: a rerun made before
-    st.navigation forgets the page a link asked for. (Process-wide flag of a pinned streamlit.)"""
+    the next run is lost) and a deep link runs the page alone, without the sidebar. A run
+    started that way leaves the mode and reruns before drawing anything. The test is on this
+    run, not the process-wide flag: sessions that start together may all be in that mode while
+    the first of them already cleared the flag; and a rerun made when not needed forgets the
+    page a link asked for. (Internals of a pinned streamlit.)"""
+    import sys
+
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_name != "_mpa_v1":  # the pages-folder runner
+        frame = frame.f_back
+    if frame is not None:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
@@ -131,13 +138,25 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
     """Layer and head selectors (1-based labels); head None = mean over heads. ``pick_head=False``:
     the layer only (the figure has its own head buttons), head 0."""
     cols = cols or st.columns(2)
+    options = ([None] if mean else []) + list(range(n_heads))
+    for k, valid in ((f"{key}_layer", range(n_layers)), (f"{key}_head", options)):
+        if k in st.session_state and st.session_state[k] not in valid:  # kept from another model (app.py)
+            del st.session_state[k]
     layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=f"{key}_layer")
     if not pick_head:
         return layer, 0
-    options = ([None] if mean else []) + list(range(n_heads))
     head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
                              index=1 if mean else 0, key=f"{key}_head")
     return layer, head
+
+
+def preload_plotly():
+    """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
+    chart mounts, which added ~1.6 s to the first Summarize (benchmarks/browser.py). An empty
+    10-px static chart at the foot of the sidebar loads it while the user is still pasting."""
+    from viz.common import blank
+
+    st.plotly_chart(blank(), key="plotly_preload", config={"staticPlot": True})
 
 
 def plot(fig, key: str | None = None):

@@ -105,7 +105,7 @@ def test_every_page_in_chromium(server, browser, shots):
     for name in PAGES:
         go_to(page, name)
         page.get_by_role("heading", name=name).first.wait_for(timeout=60_000)
-        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
         if name != "Summary":
             page.locator(HEATMAP).first.wait_for(timeout=60_000)
         assert page.get_by_test_id("stException").count() == 0, name

@@ -6,6 +6,7 @@ base64 typed array instead of a JSON list of numbers.
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import torch
 
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
@@ -80,3 +81,10 @@ def pool(a: np.ndarray, n: int) -> np.ndarray:
     c0 = np.diff(np.append(e0, t0)).astype(np.float32)
     c1 = np.diff(np.append(e1, t1)).astype(np.float32)
     return (s / c0[:, None] / c1[None, :]).astype(np.float32)
+
+
+def blank(height: int = 10) -> go.Figure:
+    """An empty, transparent figure without axes."""
+    clear = "rgba(0,0,0,0)"
+    return go.Figure(layout=dict(height=height, margin=dict(l=0, r=0, t=0, b=0), xaxis_visible=False,
+                                 yaxis_visible=False, paper_bgcolor=clear, plot_bgcolor=clear))
