@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from benchmarks.browser import head_button
 from benchmarks.common import CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def test_every_page_in_chromium(server, browser, shots):
     page_bytes = sum(received)
     received.clear()
     t = time.perf_counter()
-    page.locator(".updatemenu-button").filter(has_text=re.compile("^4$")).click()
+    head_button(page, "4")
     page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                            ".some(e => e.textContent.includes('head 4'))", timeout=60_000)
     head_switch = time.perf_counter() - t
@@ -137,7 +137,7 @@ def test_page_links_on_a_new_server_and_after(browser, tmp_path):
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
             page.goto(fresh.url + "/bert_attention")
             page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=60_000)
-            summarize(page, ARTICLE if session == "first" else "Second session. " + ARTICLE)  # no idle(): the model may still be loading
+            summarize(page, f"{session.title()} session. {ARTICLE}")  # no idle(): the model may still be loading
             page.locator(HEATMAP).first.wait_for(timeout=120_000)
             assert "BERT layer 1, head 1" in page.locator(".js-plotly-plot .gtitle").first.text_content(), session
             assert page.url.endswith("/bert_attention"), session

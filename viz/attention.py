@@ -49,10 +49,10 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
     buttons above the map show another one in the browser, without a round trip to the server
-    (a head switch redraws one heatmap, ~0.1 s; a new figure from the server costs a Plotly
-    remount, ~0.5 s). z holds uint8 levels (each head's colourbar labelled with its true
-    weights); with ``exact_hover`` the float32 weights ride along as customdata so hover shows
-    them exactly (4× the bytes of z).
+    (0.28 s in the app, against ~1.1 s for a rerun and a chart remount: benchmarks/README.md).
+    z holds uint8 levels (each head's colourbar labelled with its true weights); with
+    ``exact_hover`` the float32 weights ride along as customdata so hover shows them exactly
+    (4× the bytes of z).
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
