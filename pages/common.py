@@ -152,8 +152,8 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
 
 def preload_plotly():
     """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
-    chart mounts, which added ~1.6 s to the first Summarize (benchmarks/browser.py). An empty
-    10-px static chart at the foot of the sidebar loads it while the user is still pasting."""
+    chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
+    loads it while the user is still pasting: first heatmap 3.90 → 2.11 s (benchmarks/README.md)."""
     from viz.common import blank
 
     st.plotly_chart(blank(), key="plotly_preload", config={"staticPlot": True})
