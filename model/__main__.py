@@ -17,6 +17,21 @@ def read_text(path: str) -> str:
         return decode(f.read(), path)
 
 
+def parse_heads(spec: str) -> tuple[tuple[str, int, int], ...]:
+    """``bert:5.3,inter:1.2`` (1-based, as the app shows them) → (("bert", 4, 2), ("inter", 0, 1))."""
+    out = []
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        try:
+            part, lh = item.split(":")
+            layer, head = (int(x) for x in lh.split("."))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r}: expected PART:LAYER.HEAD, e.g. bert:5.3 or inter:1.2")
+        if part not in ("bert", "inter") or layer < 1 or head < 1:
+            raise argparse.ArgumentTypeError(f"{item!r}: PART is bert or inter, LAYER and HEAD start at 1")
+        out.append((part, layer - 1, head - 1))
+    return tuple(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m model", description="BertSumExt with attention capture.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -27,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--backbone", help="Hugging Face BERT directory (default: embedded all-MiniLM-L6-v2)")
     common.add_argument("--checkpoint", help="BertSumExt weights: .safetensors or PreSumm/BertSum .pt")
     common.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available")
+    common.add_argument("--mask-heads", type=parse_heads, default=(), metavar="bert:L.H,inter:L.H",
+                        help="switch these attention heads off (1-based layer.head; the JSON lists them 0-based)")
     s = sub.add_parser("summarize", parents=[common], help="extract a summary")
     s.add_argument("file", nargs="?", default="-", help="text file, or - for stdin (default)")
     s.add_argument("--jsonl", metavar="IN", help='one {"id": …, "text": …} per line; one result per line out')
@@ -50,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args, summarizer) -> None:
     if args.command == "trace":
-        trace = summarizer.trace(read_text(args.file), args.k, args.block)
+        trace = summarizer.trace(read_text(args.file), args.k, args.block, mask_heads=args.mask_heads)
         np.savez_compressed(args.out, **trace.arrays())
         print(f"wrote {args.out}: {len(trace.tokens)} tokens, {len(trace.input_sentences)} sentences",
               file=sys.stderr)
@@ -62,12 +79,13 @@ def run(args, summarizer) -> None:
         for n, line in enumerate(tqdm(lines, desc="summarize", unit="doc", file=sys.stderr), 1):
             try:
                 doc = json.loads(line)
-                result = {"id": doc.get("id", n), **summarizer.summarize(doc["text"], args.k, args.block).to_json()}
+                result = {"id": doc.get("id", n),
+                          **summarizer.summarize(doc["text"], args.k, args.block, args.mask_heads).to_json()}
             except (ValueError, KeyError, TypeError, AttributeError) as e:  # one bad line must not lose the rest
                 result = {"id": n, "error": f"line {n}: {type(e).__name__}: {e}"}
             print(json.dumps(result, ensure_ascii=False), flush=True)
     else:
-        summary = summarizer.summarize(read_text(args.file), args.k, args.block)
+        summary = summarizer.summarize(read_text(args.file), args.k, args.block, args.mask_heads)
         print(json.dumps(summary.to_json(), ensure_ascii=False) if args.json else summary.summary)
 
 

@@ -46,6 +46,21 @@ def extended_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     return (1.0 - attention_mask[:, None, None, :].float()) * MASKED  # [B, 1, 1, T]
 
 
+def head_gates(head_mask: torch.Tensor | None, layers: int) -> list[torch.Tensor | None]:
+    """[L, H] or [B, L, H] head gates → one [B or 1, H] per layer (None: no gating)."""
+    if head_mask is None:
+        return [None] * layers
+    m = head_mask if head_mask.dim() == 3 else head_mask[None]  # [B, L, H]
+    if m.shape[1] != layers:
+        raise ValueError(f"the head mask has {m.shape[1]} layers, the model {layers}")
+    return list(m.unbind(1))
+
+
+def take_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """x [B, T, D], rows [B, S] → x at those positions [B, S, D]."""
+    return x[torch.arange(x.shape[0], device=x.device)[:, None], rows]
+
+
 class BertEmbeddings(nn.Module):
     """Input representation (paper Fig. 2): token + learned position + segment embeddings."""
 
@@ -85,13 +100,20 @@ class BertSelfAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.heads, self.head_dim).transpose(1, 2)  # [B, H, T, dh]
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        q = self.split_heads(self.query(x))  # [B, H, T, dh]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, gate: torch.Tensor | None = None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
+        """``gate`` [B or 1, H]: multiplies each head's output, Michel et al. (2019) Eq. 2's ξ_h
+        (0 = the head switched off; a float gate also gives the head-importance gradient, §4).
+        ``rows`` [B, S]: queries only at these positions (keys and values over all T tokens),
+        output [B, S, D]; training reads the top layer at the [CLS] rows only."""
+        q = self.split_heads(self.query(x if rows is None else take_rows(x, rows)))  # [B, H, T or S, dh]
         k = self.split_heads(self.key(x))  # [B, H, T, dh]
         v = self.split_heads(self.value(x))  # [B, H, T, dh]
         logits = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim) + mask  # [B, H, T, T]
         probs = self.softmax(logits)  # [B, H, T, T], rows sum to 1
         ctx = self.dropout(probs) @ v  # [B, H, T, dh]
+        if gate is not None:
+            ctx = ctx * gate[:, :, None, None]  # [B, H, T, dh]
         return ctx.transpose(1, 2).flatten(2)  # [B, T, D]
 
 
@@ -116,8 +138,9 @@ class BertAttention(nn.Module):
         self.self = BertSelfAttention(cfg)
         self.output = BertSelfOutput(cfg)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.output(self.self(x, mask), x)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, gate: torch.Tensor | None = None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.output(self.self(x, mask, gate, rows), x if rows is None else take_rows(x, rows))
 
 
 class BertIntermediate(nn.Module):
@@ -153,8 +176,10 @@ class BertLayer(nn.Module):
         self.intermediate = BertIntermediate(cfg)
         self.output = BertOutput(cfg)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        a = self.attention(x, mask)  # [B, T, D]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, gate: torch.Tensor | None = None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
+        """``rows`` [B, S]: the layer's output at these positions only, [B, S, D]."""
+        a = self.attention(x, mask, gate, rows)  # [B, T or S, D]
         return self.output(self.intermediate(a), a)  # [B, T, D]
 
 
@@ -163,10 +188,14 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(cfg) for _ in range(cfg.num_hidden_layers))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, start: int = 0, end: int | None = None):
-        """Run layers[start:end]; training runs frozen lower layers once and caches them."""
-        for layer in self.layer[start:end]:
-            x = layer(x, mask)  # [B, T, D]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, start: int = 0, end: int | None = None,
+                head_mask: torch.Tensor | None = None):
+        """Run layers[start:end]; training runs frozen lower layers once and caches them.
+        ``head_mask`` [L, H] or [B, L, H]: per-head gates (see BertSelfAttention); a batch of
+        gates over one document broadcasts it to B copies from the first gated layer on."""
+        gates = head_gates(head_mask, len(self.layer))
+        for i in range(start, len(self.layer) if end is None else end):
+            x = self.layer[i](x, mask, gates[i])  # [B, T, D]
         return x
 
 
@@ -189,7 +218,8 @@ class BertModel(nn.Module):
         self.encoder = BertEncoder(cfg)
         self.pooler = BertPooler(cfg)
 
-    def forward(self, input_ids, token_type_ids, attention_mask) -> torch.Tensor:
-        """[B, T] ids, segments and 1/0 padding mask → top-layer hidden states [B, T, D]."""
+    def forward(self, input_ids, token_type_ids, attention_mask, head_mask=None) -> torch.Tensor:
+        """[B, T] ids, segments and 1/0 padding mask → top-layer hidden states [B, T, D];
+        ``head_mask`` [L, H] or [B, L, H] gates heads (BertEncoder)."""
         x = self.embeddings(input_ids, token_type_ids)  # [B, T, D]
-        return self.encoder(x, extended_mask(attention_mask))  # [B, T, D]
+        return self.encoder(x, extended_mask(attention_mask), head_mask=head_mask)  # [B, T, D]

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .bert import head_gates
+
 
 @dataclass(frozen=True)
 class InterEncoderConfig:
@@ -69,15 +71,18 @@ class MultiHeadedAttention(nn.Module):
         B, S, _ = x.shape
         return x.view(B, S, self.heads, self.head_dim).transpose(1, 2)  # [B, H2, S, dh]
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, gate: torch.Tensor | None = None) -> torch.Tensor:
+        """``gate`` [B or 1, H2] multiplies each head's output (Michel et al. 2019, Eq. 2)."""
         k = self.split_heads(self.linear_keys(x))  # [B, H2, S, dh]
         v = self.split_heads(self.linear_values(x))  # [B, H2, S, dh]
         q = self.split_heads(self.linear_query(x)) / math.sqrt(self.head_dim)  # [B, H2, S, dh]
         scores = q @ k.transpose(2, 3)  # [B, H2, S, S]
         scores = scores.masked_fill(mask[:, None, None, :], -1e18)  # mask: [B, S] → keys
         probs = self.softmax(scores)  # [B, H2, S, S]
-        ctx = (self.dropout(probs) @ v).transpose(1, 2).flatten(2)  # [B, S, D]
-        return self.final_linear(ctx)
+        ctx = self.dropout(probs) @ v  # [B, H2, S, dh]
+        if gate is not None:
+            ctx = ctx * gate[:, :, None, None]
+        return self.final_linear(ctx.transpose(1, 2).flatten(2))  # [B, S, D]
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -106,9 +111,9 @@ class TransformerEncoderLayer(nn.Module):
         self.layer_norm = nn.LayerNorm(d_model, eps=1e-6)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, i: int, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, i: int, x: torch.Tensor, mask: torch.Tensor, gate: torch.Tensor | None = None) -> torch.Tensor:
         h = self.layer_norm(x) if i != 0 else x  # [B, S, D]
-        return self.feed_forward(self.dropout(self.self_attn(h, mask)) + x)  # [B, S, D]
+        return self.feed_forward(self.dropout(self.self_attn(h, mask, gate)) + x)  # [B, S, D]
 
 
 class TransformerInterEncoder(nn.Module):
@@ -123,10 +128,15 @@ class TransformerInterEncoder(nn.Module):
         self.layer_norm = nn.LayerNorm(cfg.d_model, eps=1e-6)
         self.wo = nn.Linear(cfg.d_model, 1)
 
-    def forward(self, sents: torch.Tensor, mask_cls: torch.Tensor) -> torch.Tensor:
-        """sents [B, S, D] [CLS] vectors, mask_cls [B, S] bool (True = real) → scores [B, S]."""
-        x = sents * mask_cls[:, :, None].float() + self.pos_emb(sents.shape[1])  # [B, S, D]
+    def forward(self, sents: torch.Tensor, mask_cls: torch.Tensor, head_mask: torch.Tensor | None = None,
+                pe: torch.Tensor | None = None) -> torch.Tensor:
+        """sents [B, S, D] [CLS] vectors, mask_cls [B, S] bool (True = real) → scores [B, S].
+        ``head_mask`` [L2, H2] or [B, L2, H2] gates heads; ``pe`` [S, D] or [B, S, D] replaces
+        the sinusoid rows (e.g. to ask what a score is without its position)."""
+        pe = self.pos_emb(sents.shape[1]) if pe is None else pe  # [S, D]
+        x = sents * mask_cls[:, :, None].float() + pe  # [B, S, D]
+        gates = head_gates(head_mask, len(self.transformer_inter))
         for i, layer in enumerate(self.transformer_inter):
-            x = layer(i, x, ~mask_cls)  # [B, S, D]
+            x = layer(i, x, ~mask_cls, gates[i])  # [B, S, D]
         scores = torch.sigmoid(self.wo(self.layer_norm(x))).squeeze(-1)  # [B, S]
         return scores * mask_cls.float()

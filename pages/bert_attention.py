@@ -2,6 +2,7 @@
 import streamlit as st
 
 from pages.common import window_caption, COLORSCALES, layer_head_pickers, need_trace, plot
+from pages.state import keep
 from viz import attention as A
 from viz.common import sentence_label
 
@@ -14,17 +15,17 @@ st.caption(f"{T} tokens · {L} layers × {H} heads. Row = the query token attend
            "attended to; each row sums to 1.")
 
 view = st.segmented_control("View", ["One head", "All heads of a layer", "All layers × heads",
-                                     "Sentence × sentence"], default="One head", key="bert_view")
+                                     "Sentence × sentence"], default="One head", key=keep("bert_view"))
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])
 if view != "All layers × heads":
     layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
-colorscale = c[2].selectbox("Colour scale", COLORSCALES, key="bert_colors")
+colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("bert_colors"))
 
 sents = sorted({int(i) for i in trace.token_sentence})
 if view in ("One head", "All heads of a layer"):
     o1, o2 = st.columns([1, 3])
-    hide = o1.checkbox("Hide [CLS]/[SEP]", key="bert_hide")
+    hide = o1.checkbox("Hide [CLS]/[SEP]", key=keep("bert_hide"))
     exact = o1.checkbox("Exact weights on hover", key="bert_exact", value=T <= 256,
                         help=f"Sends the float32 weights along with the 8-bit colours: 5× the data, "
                              f"~{(H + 1) * T * T * 5 * 4 / 3 / 2 ** 20:.0f} MB for this window's {H + 1} maps.")
@@ -40,7 +41,7 @@ if view == "One head":
 elif view == "All heads of a layer":
     plot(A.head_grid(trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale), key="bert_grid")
 elif view == "All layers × heads":
-    level = c[3].radio("Cells", ["token", "sentence"], key="bert_level", horizontal=True)
+    level = c[3].radio("Cells", ["token", "sentence"], key=keep("bert_level"), horizontal=True)
     plot(A.overview(trace, colorscale=colorscale, level=level), key="bert_overview")
 else:
     plot(A.sentence_heatmap(trace, layer, head, colorscale=colorscale), key="bert_sentence")

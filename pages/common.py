@@ -1,5 +1,9 @@
 """Streamlit glue shared by app.py and the pages: the cached model, the bounded trace cache,
-the current result. Figures themselves come from viz/ (pure functions)."""
+the current result. Figures themselves come from viz/ (pure functions); session keys live in
+pages/state.py.
+
+Settings (environment, read here only): MICROSCOPE_MAX_CHARS (input limit), MICROSCOPE_CACHE_ENTRIES
+and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once)."""
 from __future__ import annotations
 
 import hashlib
@@ -9,14 +13,18 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages import state
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-UNTRAINED = "untrained (random head)"
+UNTRAINED = "untrained (random scorer)"
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
 
 
 def start_session():
-    """Call first in app.py and every page (need_trace does). Until st.navigation has run once
+    """Streamlit 1.67's first-run workaround; call first in app.py and every page (need_trace
+    does). Regression tests: tests/test_browser.py ``test_page_links_on_a_new_server_and_after``.
+    Until st.navigation has run once
     in a server process, Streamlit 1.67 treats the ``pages/`` folder as an old-style multipage
     app: app.py runs wrapped in another page (its widgets get other IDs, so an edit made before
     the next run is lost) and a deep link runs the page alone, without the sidebar. A run
@@ -54,34 +62,35 @@ def load_upload():
     if f is not None:
         try:
             st.session_state["document"] = decode(f.getvalue(), f"“{f.name}”")
-            st.session_state.pop("error", None)
+            state.clear_error()
         except ValueError as e:
-            st.session_state["error"] = str(e)
+            state.set_error(str(e))
 
 
-def head_choices() -> list[str]:
-    """Sentence-scorer weights on disk (model/weights/*), then the untrained head."""
-    from model.summarizer import WEIGHTS_DIR
+def weights_choices() -> list[str]:
+    """Weights files shipped in model/weights (by file name), then the untrained scorer."""
+    from model.load import WEIGHTS_DIR
 
-    found = sorted(str(p.relative_to(ROOT)) for p in WEIGHTS_DIR.glob("*") if p.suffix in (".safetensors", ".pt"))
-    return found + [UNTRAINED]
+    return sorted(p.name for p in WEIGHTS_DIR.glob("*") if p.suffix in (".safetensors", ".pt")) + [UNTRAINED]
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=2)
-def get_model(head: str, device: str):
-    """Loaded once per (head weights, device) for the whole server process."""
+def get_model(weights: str, device: str):
+    """Loaded once per (weights, device) for the whole server process."""
+    from model.load import WEIGHTS_DIR
     from model.summarizer import Summarizer
 
-    if head == UNTRAINED:
-        return Summarizer.load(device=device, untrained=True)
-    return Summarizer.load(checkpoint=ROOT / head, device=device)
+    max_chars = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
+    if weights == UNTRAINED:
+        return Summarizer.load(device=device, untrained=True, max_chars=max_chars)
+    return Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
 
 
 @st.cache_resource(show_spinner=False)
 def trace_cache():
     """One LRU of Traces for the whole server, bounded by entries and bytes (a 512-token
     MiniLM Trace is ~40 MB). Sizes: env MICROSCOPE_CACHE_ENTRIES, MICROSCOPE_CACHE_MB."""
-    from model.cache import BoundedCache
+    from pages.cache import BoundedCache
 
     return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_CACHE_ENTRIES", 12)),
                         max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20)
@@ -94,23 +103,25 @@ def model_slots() -> threading.Semaphore:
     return threading.BoundedSemaphore(int(os.environ.get("MICROSCOPE_CONCURRENT_RUNS", 2)))
 
 
-def run_trace(text: str, k: int, block_trigram: bool, head: str, device: str, window: int = 0):
+def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
+              mask_heads: tuple = ()):
     """The Trace of a document and settings, from the shared cache or computed once. BERT's
     internals are captured for one 512-token ``window`` of the document."""
     def compute():
         with model_slots():
-            return get_model(head, device).trace(text, k=k, block_trigram=block_trigram, window=window)
+            return get_model(weights, device).trace(text, k=k, block_trigram=block_trigram, window=window,
+                                                    mask_heads=mask_heads)
 
-    key = (hashlib.sha256(text.encode()).hexdigest(), k, block_trigram, head, device, window)
+    key = (hashlib.sha256(text.encode()).hexdigest(), k, block_trigram, weights, device, window, tuple(mask_heads))
     return trace_cache().get(key, compute)
 
 
 def current_trace():
     """The Trace of the last Summarize click (recomputed if it fell out of the cache), or None."""
-    params = st.session_state.get("params")
+    params = state.params()
     if params is None:
         return None
-    return run_trace(**params, window=st.session_state.get("window", 0))
+    return run_trace(**params, window=state.window())
 
 
 def window_caption(trace) -> str:
@@ -140,20 +151,20 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
     cols = cols or st.columns(2)
     options = ([None] if mean else []) + list(range(n_heads))
     for k, valid in ((f"{key}_layer", range(n_layers)), (f"{key}_head", options)):
-        if k in st.session_state and st.session_state[k] not in valid:  # kept from another model (app.py)
-            del st.session_state[k]
-    layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=f"{key}_layer")
+        if st.session_state.get(k, valid[0]) not in valid:  # kept from another model
+            state.forget(k)
+    layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=state.keep(f"{key}_layer"))
     if not pick_head:
         return layer, 0
     head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
-                             index=1 if mean else 0, key=f"{key}_head")
+                             index=1 if mean else 0, key=state.keep(f"{key}_head"))
     return layer, head
 
 
 def preload_plotly():
     """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
     chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
-    loads it while the user is still pasting: first heatmap 3.90 → 2.11 s (benchmarks/README.md)."""
+    loads it while the user is still pasting (the gain: benchmarks/README.md)."""
     from viz.common import blank
 
     st.plotly_chart(blank(), key="plotly_preload", config={"staticPlot": True})

@@ -2,6 +2,7 @@
 import streamlit as st
 
 from pages.common import COLORSCALES, layer_head_pickers, need_trace, plot
+from pages.state import keep
 from viz.inter import inter_heatmap
 
 trace = need_trace()
@@ -13,5 +14,5 @@ st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal
            "★ = selected for the summary.")
 c = st.columns(3)
 layer, head = layer_head_pickers(L2, H2, "inter", cols=c[:2])
-colorscale = c[2].selectbox("Colour scale", COLORSCALES, key="inter_colors")
+colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("inter_colors"))
 plot(inter_heatmap(trace, layer, head, colorscale=colorscale), key="inter_heatmap")

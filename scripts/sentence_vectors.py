@@ -15,8 +15,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model.data import DEFAULT_DATA, lower_layers, named_split  # noqa: E402
 from model.summarizer import Summarizer, pool_sentences  # noqa: E402
+from training.cache import lower_layers  # noqa: E402
+from training.data import DEFAULT_DATA, named_split  # noqa: E402
 
 
 def main(argv=None):

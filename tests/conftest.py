@@ -2,17 +2,12 @@
 model/trace.py) for the figure tests, and the real Summarizer loaded once per session."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from model.trace import Summary, Trace  # noqa: E402
+from model.inter_encoder import sinusoidal_table
+from model.trace import Summary, Trace
 
 WORDS = "the cat sat on a mat while dogs ran past quickly under grey skies".split()
 
@@ -44,23 +39,25 @@ def synthetic_trace(n_sent: int = 5, words: int = 8, L: int = 6, H: int = 12, L2
         all_scores[i] = float(scores[j])
     summary = Summary(sentences=sentences, spans=tuple(spans), scores=tuple(all_scores),
                       selected=tuple(sorted(order[:k])), too_short=tuple(short), truncated=(),
-                      tokens_cut=0, device="cpu", head="untrained", backbone="synthetic")
+                      tokens_cut=0, device="cpu", weights="untrained", backbone="synthetic")
 
     def rnd(*shape, dtype=torch.float16):
         return torch.randn(*shape, generator=g).to(dtype)
 
     q, kk, v = rnd(L, H, T, dh), rnd(L, H, T, dh), rnd(L, H, T, dh)
     att = torch.softmax(q.float() @ kk.float().transpose(-1, -2) / dh ** 0.5, -1).half()
+    n = lambda x: x.numpy()  # noqa: E731  a Trace holds NumPy arrays
     return Trace(
         summary=summary, tokens=tuple(tokens), token_sentence=np.array(token_sentence, dtype=np.int64),
         input_sentences=np.array(fed, dtype=np.int64), cls_positions=np.array(cls_positions, dtype=np.int64),
-        segment_ids=np.array(segment_ids, dtype=np.int64), window=0, windows=((0, S),), token_mask=torch.ones(T, dtype=torch.bool),
-        extended_mask=torch.zeros(T), cls_mask=torch.ones(S, dtype=torch.bool),
-        inter_mask=torch.zeros(S, dtype=torch.bool), bert_attention=att, bert_query=q, bert_key=kk,
-        bert_value=v, position_embeddings=rnd(T, D, dtype=torch.float32),
-        token_type_embeddings=rnd(T, D, dtype=torch.float32), sentence_vectors=rnd(S, D, dtype=torch.float32),
-        sentence_pe=rnd(S, D, dtype=torch.float32),
-        inter_attention=torch.softmax(rnd(L2, H2, S, S, dtype=torch.float32), -1).half())
+        segment_ids=np.array(segment_ids, dtype=np.int64), window=0, windows=((0, S),), token_mask=np.ones(T, dtype=bool),
+        extended_mask=np.zeros(T, dtype=np.float32), cls_mask=np.ones(S, dtype=bool),
+        inter_mask=np.zeros(S, dtype=bool), bert_attention=n(att), bert_query=n(q), bert_key=n(kk),
+        bert_value=n(v), position_embeddings=n(rnd(T, D, dtype=torch.float32)),
+        token_type_embeddings=n(rnd(T, D, dtype=torch.float32)), sentence_vectors=n(rnd(S, D, dtype=torch.float32)),
+        sentence_pe=n(sinusoidal_table(S, D)),
+        inter_attention=n(torch.softmax(rnd(L2, H2, S, S, dtype=torch.float32), -1).half()),
+        pe_table=n(sinusoidal_table(max(512, S + 8), D)))
 
 
 @pytest.fixture(scope="session")

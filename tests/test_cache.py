@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from model.cache import BoundedCache
+from pages.cache import BoundedCache
 
 
 class Blob:

@@ -56,7 +56,7 @@ def test_trace_shapes(tiny):
     T, S = len(tr.tokens), len(tr.input_sentences)
     cfg, icfg = tiny.model.bert.config, tiny.model.ext_layer.config
     L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
-    assert tr.bert_attention.shape == (L, H, T, T) and tr.bert_attention.dtype == torch.float16
+    assert tr.bert_attention.shape == (L, H, T, T) and tr.bert_attention.dtype == np.float16
     for qkv in (tr.bert_query, tr.bert_key, tr.bert_value):
         assert qkv.shape == (L, H, T, D // H)
     assert tr.inter_attention.shape == (icfg.layers, icfg.heads, S, S)
@@ -66,19 +66,19 @@ def test_trace_shapes(tiny):
     assert tr.position_embeddings.shape == tr.token_type_embeddings.shape == (T, D)
     assert tr.sentence_vectors.shape == tr.sentence_pe.shape == (S, D)
     assert len(tr.summary.scores) == len(tr.summary.sentences)
-    assert all(not t.requires_grad and t.device.type == "cpu" for t in (tr.bert_attention, tr.sentence_pe))
+    assert all(isinstance(v, np.ndarray) for v in tr.arrays().values())  # NumPy only: viz needs no torch
 
 
 def test_masks_as_applied(tiny):
     tr = tiny.trace(DOC)
     assert tr.token_mask.all() and (tr.extended_mask == 0).all()  # one document: nothing padded
     assert tr.cls_mask.all() and not tr.inter_mask.any()
-    assert torch.equal(tr.inter_mask, ~tr.cls_mask)
+    assert np.array_equal(tr.inter_mask, ~tr.cls_mask)
 
 
 @pytest.mark.parametrize("which", ["bert_attention", "inter_attention"])
 def test_attention_rows_sum_to_one(tiny, which):
-    a = getattr(tiny.trace(DOC), which).float()
+    a = torch.from_numpy(getattr(tiny.trace(DOC), which)).float()
     assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=2e-3)
     assert (a >= 0).all()
 
@@ -110,8 +110,8 @@ def test_pe_rows_follow_the_formula(tiny):
     S, D = tr.sentence_pe.shape
     ref = torch.tensor([[math.sin(p / 10000 ** (i / D)) if i % 2 == 0 else math.cos(p / 10000 ** ((i - 1) / D))
                          for i in range(D)] for p in range(S)])
-    assert torch.allclose(tr.sentence_pe, ref, atol=1e-5)
-    assert torch.allclose(tr.pe_table(100)[:S], ref, atol=1e-5)
+    assert torch.allclose(torch.from_numpy(tr.sentence_pe), ref, atol=1e-5)
+    assert torch.allclose(torch.from_numpy(tr.pe_table[:S]), ref, atol=1e-5)
 
 
 def test_segments_alternate_and_cls_positions_start_sentences(tiny):
@@ -127,8 +127,8 @@ def test_segments_alternate_and_cls_positions_start_sentences(tiny):
 def test_position_and_segment_rows_are_the_tables_rows(tiny):
     tr, emb = tiny.trace(DOC), tiny.model.bert.embeddings
     T = len(tr.tokens)
-    assert torch.equal(tr.position_embeddings, emb.position_embeddings.weight[:T].detach())
-    assert torch.equal(tr.token_type_embeddings, emb.token_type_embeddings.weight[torch.from_numpy(tr.segment_ids)].detach())
+    assert torch.equal(torch.from_numpy(tr.position_embeddings), emb.position_embeddings.weight[:T].detach())
+    assert torch.equal(torch.from_numpy(tr.token_type_embeddings), emb.token_type_embeddings.weight[torch.from_numpy(tr.segment_ids)].detach())
 
 
 # --- preprocessing and selection ------------------------------------------------------------
@@ -154,14 +154,14 @@ def test_empty_document_is_a_clear_error(tiny, text):
 @pytest.fixture(scope="module")
 def bertsum(tiny) -> Summarizer:
     """The same model limited to BertSum's single window."""
-    return Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.head, tiny.backbone, max_windows=1)
+    return Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.weights, tiny.backbone, max_windows=1)
 
 
 LONG = " ".join(f"The oil price rose {i} times in the news on a day." for i in range(40))
 
 
 def test_size_limit_is_a_clear_error(tiny):
-    small = Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.head, tiny.backbone, max_chars=1000)
+    small = Summarizer(tiny.model, tiny.tokenizer, tiny.device, tiny.weights, tiny.backbone, max_chars=1000)
     with pytest.raises(ValueError, match="2,000 characters; the limit is 1,000"):
         small.summarize("x" * 2000)
 
@@ -213,9 +213,9 @@ def test_a_sentence_longer_than_a_window_is_split_into_parts(tiny):
 def test_windowed_scores_equal_bertsum_forward_for_one_window(tiny):
     """One window: the window-by-window path and BertSumExt.forward give the same scores."""
     enc = tiny.encode(DOC)
-    x = tiny._window_inputs(enc, 0, len(enc.tokens))
+    x = tiny.window_inputs(enc, 0, len(enc.tokens))
     with torch.no_grad():
-        assert torch.allclose(tiny._scores(enc)[0], tiny.model(**x), atol=1e-6)
+        assert torch.allclose(tiny.score(enc)[None], tiny.model(**x), atol=1e-6)
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
@@ -239,7 +239,7 @@ def test_pooling_and_scale_come_from_checkpoint_metadata(tiny, backbone_dir, tmp
     save_file(sd, tmp_path / "c.safetensors", metadata={"sentence_pooling": "mean", "sentence_scale": "2.5"})
     s = Summarizer.load(backbone_dir, tmp_path / "c.safetensors", device="cpu")
     enc = s.encode(DOC)
-    x = s._window_inputs(enc, 0, len(enc.tokens))
+    x = s.window_inputs(enc, 0, len(enc.tokens))
     with torch.no_grad():
         top = s.model.bert(x["input_ids"], x["segment_ids"], x["attention_mask"])[0]  # [T, D]
         first = top[enc.cls_positions[0]:enc.cls_positions[1]].mean(0)
@@ -336,10 +336,10 @@ def test_inter_encoder_matches_plain_transcription(layers, heads, real):
 
 def test_captured_attention_is_softmax_of_captured_q_k(minilm):
     tr = minilm.trace(SAMPLE.read_text())
-    q, k = tr.bert_query.float(), tr.bert_key.float()  # [L, H, T, dh]
-    recomputed = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + tr.extended_mask, -1)
-    assert (recomputed - tr.bert_attention.float()).abs().max() < 2e-2  # Q, K stored in fp16
-    v = tr.bert_value.float()
+    q, k = (torch.from_numpy(x).float() for x in (tr.bert_query, tr.bert_key))  # [L, H, T, dh]
+    recomputed = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + torch.from_numpy(tr.extended_mask), -1)
+    assert (recomputed - torch.from_numpy(tr.bert_attention).float()).abs().max() < 2e-2  # Q, K stored in fp16
+    v = torch.from_numpy(tr.bert_value).float()
     assert torch.isfinite(v).all()
 
 
@@ -366,14 +366,14 @@ def test_presumm_checkpoint_loads(tiny, backbone_dir, tmp_path, style):
     path = tmp_path / "model_step_1000.pt"
     torch.save({"model": sd, "opt": argparse.Namespace(ext_layers=2, ext_heads=4), "optims": []}, path)
     s = Summarizer.load(backbone_dir, path, device="cpu", inter=tiny.model.ext_layer.config)
-    assert s.head == "trained"
+    assert s.weights == "trained"
     loaded = s.model.state_dict()
     key = "ext_layer.transformer_inter.1.feed_forward.w_1.weight"
     src = "ext_layer." if style == "presumm" else "encoder."
     assert torch.equal(loaded[key], sd[key.replace("ext_layer.", src)])
     ln = "bert.encoder.layer.0.output.LayerNorm.weight"
     assert torch.equal(loaded[ln], sd["bert.model.encoder.layer.0.output.LayerNorm." + ("weight" if style == "presumm" else "gamma")])
-    assert s.summarize(DOC).head == "trained"
+    assert s.summarize(DOC).weights == "trained"
 
 
 def test_checkpoint_head_sizes_come_from_shapes(tiny, backbone_dir, tmp_path):
@@ -428,7 +428,7 @@ def test_pickled_code_is_not_executed(tiny, backbone_dir, tmp_path):
     finally:
         del sys.modules["models"], sys.modules["models.optimizers"]
     s = Summarizer.load(backbone_dir, tmp_path / "presumm.pt", device="cpu", inter=tiny.model.ext_layer.config)
-    assert s.head == "trained" and not marker.exists()
+    assert s.weights == "trained" and not marker.exists()
     assert torch.equal(s.model.state_dict()["ext_layer.wo.weight"], sd["ext_layer.wo.weight"])
 
 
@@ -460,7 +460,7 @@ def test_threads_get_their_own_traces(minilm):
         assert tr.bert_attention.shape[-1] == T and tr.bert_query.shape[2] == T
         assert tr.inter_attention.shape[-1] == len(tr.input_sentences)
     for n, tr in expected.items():
-        assert torch.allclose(tr.bert_attention.float(), results[n].bert_attention.float(), atol=1e-3)
+        assert np.allclose(tr.bert_attention.astype(np.float32), results[n].bert_attention.astype(np.float32), atol=1e-3)
     for module in minilm.model.modules():  # hooks were removed
         assert not module._forward_hooks
 

@@ -1,5 +1,5 @@
 """Oracle labels: PreSumm's greedy selection and BBC's verbatim matches."""
-from model.oracle import greedy_selection, verbatim_labels
+from training.oracle import greedy_selection, verbatim_labels
 
 
 def test_greedy_picks_the_sentences_that_cover_the_reference():

@@ -9,9 +9,10 @@ from safetensors import safe_open
 
 from model import load
 from model.bert import BertConfig, BertLayer, extended_mask
-from model.data import DEFAULT_DATA, encode_labels, lower_layers, named_split
+from training.cache import encode_labels, fresh_summarizer, lower_layers
+from training.data import DEFAULT_DATA, named_split
 from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
-from model.train import cls_layer, fresh_summarizer, init_from, lr_factor, parse, top_scores, train, trainable
+from training.train import init_from, lr_factor, parse, top_scores, train, trainable
 
 REPO = Path(__file__).resolve().parents[1]
 needs_data = pytest.mark.skipif(not (DEFAULT_DATA / "cnndm_train.jsonl.gz").is_file(),
@@ -25,7 +26,7 @@ def test_cls_layer_equals_the_full_layer_at_cls_rows():
     mask = extended_mask(torch.tensor([[1] * 11, [1] * 8 + [0] * 3]))  # [B, 1, 1, T]
     cls = torch.tensor([[0, 4, 7], [0, 3, 5]])  # [B, S]
     full = layer(x, mask)[torch.arange(2)[:, None], cls]  # [B, S, D]
-    assert torch.allclose(cls_layer(layer, x, mask, cls), full, atol=1e-5)
+    assert torch.allclose(layer(x, mask, rows=cls), full, atol=1e-5)
 
 
 def test_lr_schedule_warms_up_then_decays():
@@ -89,7 +90,7 @@ def test_checkpoint_holds_only_the_trained_part_and_loads(smoke):
     summary = s.summarize(doc.text)
     theirs = torch.tensor([summary.scores[i] for i in enc.input_sentences])
     assert torch.allclose(ours, theirs, atol=1e-5)
-    assert s.head == "trained"
+    assert s.weights == "trained"
 
 
 def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
@@ -103,7 +104,7 @@ def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
     assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
     assert meta["train_command"].startswith("python -m model.train")
     s = Summarizer.load(device="cpu")
-    assert s.head == "trained"
+    assert s.weights == "trained"
     assert (s.model.pooling, s.model.scale) == (meta["sentence_pooling"], float(meta["sentence_scale"]))
     text = ("The council approved the new budget on Monday after a long debate. "
             "Critics said the plan cuts too deeply into school funding this year. "

@@ -6,7 +6,6 @@ import dataclasses
 import numpy as np
 import plotly.io as pio
 import pytest
-import torch
 
 from conftest import synthetic_trace
 from viz import attention as A
@@ -44,7 +43,7 @@ def test_token_heatmap_uint8_labels_and_exact_hover(trace):
     assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T) and hm.name == "head 6"
     assert len(hm.x) == len(hm.y) == T and len(set(hm.x)) == T  # unique labels, tokens repeat
     assert hm.x[0] == "0 [CLS]"
-    truth = trace.bert_attention[2, 5].float().numpy()
+    truth = trace.bert_attention[2, 5].astype(np.float32)
     assert hm.customdata.dtype == np.float32 and np.array_equal(hm.customdata, truth)
     # the 8-bit colour is the true weight to within half a level
     assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
@@ -64,7 +63,7 @@ def test_token_heatmap_head_buttons_show_each_head(trace, head):
         visible, layout = button.args
         assert visible["visible"] == [i == k for i in range(H + 1)]
         assert layout["title.text"].startswith(f"BERT layer 2, {hm.name}:")
-        truth = (trace.bert_attention[1].float().mean(0) if k == 0 else trace.bert_attention[1, k - 1].float()).numpy()
+        truth = (trace.bert_attention[1].astype(np.float32).mean(0) if k == 0 else trace.bert_attention[1, k - 1].astype(np.float32))
         assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
 
 
@@ -78,7 +77,7 @@ def test_token_heatmap_selectors(trace):
     hm = shown(A.token_heatmap(trace, 0, 0, sentence_range=(first, first)))
     assert hm.z.shape[0] == int((trace.token_sentence == first).sum())
     mean = shown(A.token_heatmap(trace, 0, None))
-    assert np.allclose(mean.customdata, trace.bert_attention[0].float().mean(0).numpy())
+    assert np.allclose(mean.customdata, trace.bert_attention[0].astype(np.float32).mean(0))
     assert shown(A.token_heatmap(trace, 0, 0, colorscale="Magma")).colorscale[0][1] != hm.colorscale[0][1]
     lean = shown(A.token_heatmap(trace, 0, 0, exact_hover=False))
     assert lean.customdata is None and "level" in lean.hovertemplate
@@ -108,7 +107,7 @@ def test_head_grid_and_overview(trace):
 def test_sentence_matrix_mass(trace):
     m, sents = A.sentence_matrix(trace, 3, 1)
     assert m.shape == (len(trace.input_sentences),) * 2 and np.allclose(m.sum(1), 1, atol=1e-3)
-    a = trace.bert_attention[3, 1].float().numpy()
+    a = trace.bert_attention[3, 1].astype(np.float32)
     qi = trace.token_sentence == sents[0]
     kj = trace.token_sentence == sents[1]
     assert m[0, 1] == pytest.approx(a[qi][:, kj].sum(1).mean(), rel=1e-5)
@@ -123,7 +122,7 @@ def test_inter_heatmap_marks_selected(trace):
     assert hm.z.shape == (S, S) and hm.z.dtype == np.uint8 and bars.x.dtype == np.float32
     starred = [lbl for lbl in hm.y if lbl.startswith("★")]
     assert len(starred) == len(trace.summary.selected)
-    assert np.array_equal(hm.customdata, trace.inter_attention[1, 3].float().numpy())
+    assert np.array_equal(hm.customdata, trace.inter_attention[1, 3].astype(np.float32))
 
 
 def test_mask_and_position_figures(trace):
@@ -161,7 +160,7 @@ def test_summary_figures_and_escaping(trace):
 def test_learn_steps_match_captured_attention():
     t = synthetic_trace(seed=3)
     masked_key = 5
-    mask = torch.zeros(len(t.tokens))
+    mask = np.zeros(len(t.tokens), dtype=np.float32)
     mask[masked_key] = -10000.0
     t = dataclasses.replace(t, extended_mask=mask)
     s = learn.attention_steps(t, 1, 2, 7)

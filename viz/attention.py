@@ -28,9 +28,8 @@ def token_index(trace, hide_special: bool = False, sentence_range: tuple[int, in
 
 def head_matrix(trace, layer: int, head: int | None) -> np.ndarray:
     """[T, T] float32 attention of one head, or the average over heads (``head=None``)."""
-    a = trace.bert_attention[layer]                        # [H, T, T] float16
-    a = a.float().mean(0) if head is None else a[head].float()
-    return a.numpy()
+    a = trace.bert_attention[layer].astype(np.float32)    # [H, T, T]
+    return a.mean(0) if head is None else a[head]
 
 
 def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
@@ -49,14 +48,14 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
     buttons above the map show another one in the browser, without a round trip to the server
-    (0.28 s in the app, against ~1.1 s for a rerun and a chart remount: benchmarks/README.md).
+    (timings: benchmarks/README.md).
     z holds uint8 levels (each head's colourbar labelled with its true weights); with
     ``exact_hover`` the float32 weights ride along as customdata so hover shows them exactly
     (4× the bytes of z).
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
-    a = trace.bert_attention[layer].float().numpy()[:, index][:, :, index]   # [H, n, n]
+    a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     fig = go.Figure()
@@ -113,7 +112,7 @@ def head_grid(trace, layer: int, *, hide_special: bool = False,
               max_bins: int = 96, cols: int = 4) -> go.Figure:
     """All heads of one layer, each block-averaged to at most ``max_bins``² cells."""
     index = token_index(trace, hide_special, sentence_range)
-    a = trace.bert_attention[layer].float().numpy()[:, index][:, :, index]   # [H, n, n]
+    a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
     mats = pool(a, max_bins)
     h = len(mats)
     rows = -(-h // cols)
@@ -126,10 +125,10 @@ def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: s
     sentence × sentence attention mass instead of pooled tokens."""
     L, H = trace.bert_attention.shape[:2]
     if level == "sentence":
-        m = sentence_mass(trace.bert_attention.float().numpy(), trace.token_sentence)[0]  # [L, H, S, S]
+        m = sentence_mass(trace.bert_attention.astype(np.float32), trace.token_sentence)[0]  # [L, H, S, S]
         mats = m.reshape(L * H, *m.shape[2:])
     else:
-        mats = pool(trace.bert_attention.float().numpy().reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
+        mats = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
     titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
     return _grid(mats, titles, L, H, colorscale, 95 * L + 80,
                  f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})")

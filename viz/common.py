@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-import torch
 
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
 SELECTED_MARK = "★"
 
 
 def to_numpy(x) -> np.ndarray:
-    """A torch tensor (any dtype, incl. float16) or array → NumPy; float16 becomes float32."""
-    if isinstance(x, torch.Tensor):
-        x = x.detach().cpu()
-        if x.dtype in (torch.float16, torch.bfloat16):
-            x = x.float()
-        x = x.numpy()
+    """An array (float16 as a Trace stores it) → NumPy, floats as float32 (what Plotly gets)."""
     x = np.asarray(x)
     return x.astype(np.float32) if x.dtype in (np.float16, np.float64) else x
 

@@ -10,8 +10,8 @@ from .common import input_labels, level_colorbar, quantize
 
 
 def inter_matrix(trace, layer: int, head: int | None) -> np.ndarray:
-    a = trace.inter_attention[layer]                       # [H2, S, S]
-    return (a.float().mean(0) if head is None else a[head].float()).numpy()
+    a = trace.inter_attention[layer].astype(np.float32)   # [H2, S, S]
+    return a.mean(0) if head is None else a[head]
 
 
 def inter_heatmap(trace, layer: int, head: int | None, *, colorscale: str = "Viridis",

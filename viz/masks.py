@@ -84,7 +84,7 @@ def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
     (Vaswani et al. 2017, §3.5); rows 0..S-1 are the ones added to this document's sentences (boxed)."""
     S = len(trace.input_sentences)
     n = n or max(64, S + 8)
-    table = to_numpy(trace.pe_table(n))                    # [n, D]
+    table = trace.pe_table[:n]                             # [n, D] float32
     fig = go.Figure(go.Heatmap(z=table.astype(np.float32), colorscale="RdBu", zmin=-1, zmax=1,
                                hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.3f}<extra></extra>"))
     fig.add_shape(type="rect", x0=-0.5, x1=table.shape[1] - 0.5, y0=-0.5, y1=S - 0.5,

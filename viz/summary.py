@@ -72,5 +72,5 @@ def document_html(summary) -> str:
 def summary_markdown(summary, title: str = "Summary") -> str:
     lines = [f"# {title}", ""] + [f"- {summary.sentences[i]}" for i in summary.selected]
     lines += ["", f"_{len(summary.selected)} of {len(summary.sentences)} sentences; model: "
-                  f"{summary.backbone}, {summary.head} head._", ""]
+                  f"{summary.backbone}, {summary.weights} weights._", ""]
     return "\n".join(lines)

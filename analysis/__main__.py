@@ -1,0 +1,44 @@
+"""Command line for what is computed about the model: ``python -m analysis explain|heads …``
+(run with ``--help``). Each command lives in its own module (``analysis/<command>.py``), which
+provides ``add_arguments(parser)`` and ``cli(args, summarizer) -> dict`` (printed as JSON)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+COMMANDS = {"explain": "why these sentences: statuses, position vs content, word attributions",
+            "heads": "head statistics and head importance for the summary"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from model.__main__ import parse_heads, read_text  # noqa: F401  (read_text: used by the commands)
+
+    p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    modules = {}
+    for name, help_text in COMMANDS.items():
+        modules[name] = importlib.import_module(f"analysis.{name}")
+        c = sub.add_parser(name, help=help_text)
+        c.add_argument("file", help="text file, or - for stdin")
+        c.add_argument("--json", action="store_true", help="print one JSON object (the default output)")
+        c.add_argument("--k", type=int, default=3, help="sentences in the summary (default 3)")
+        c.add_argument("--no-trigram-block", dest="block", action="store_false")
+        c.add_argument("--checkpoint", help="BertSumExt weights (default: the shipped ones)")
+        c.add_argument("--device", choices=["cpu", "cuda"])
+        modules[name].add_arguments(c)
+    args = p.parse_args(argv)
+    from model.summarizer import Summarizer
+
+    try:
+        result = modules[args.command].cli(args, Summarizer.load(checkpoint=args.checkpoint, device=args.device))
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

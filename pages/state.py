@@ -1,0 +1,56 @@
+"""The app's session state in one place: the keys that are not a widget's (``params`` of the
+last Summarize, the BERT ``window``, the ``error`` to show) and ``keep`` for widget values.
+
+Streamlit forgets a widget's value at the end of a run that does not draw it (another view or
+page). A page wraps a widget's key in ``keep`` where it draws the widget; ``carry_widgets``,
+called by app.py at the top of every run, writes each kept value back, which makes it
+survive that run."""
+from __future__ import annotations
+
+import streamlit as st
+
+PARAMS, WINDOW, ERROR, KEPT = "params", "window", "error", "_kept_widgets"
+
+
+def keep(key: str) -> str:
+    """``key``, registered so the widget's value outlives runs that do not draw it."""
+    st.session_state.setdefault(KEPT, set()).add(key)
+    return key
+
+
+def carry_widgets() -> None:
+    for key in st.session_state.get(KEPT, ()):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def forget(key: str) -> None:
+    """Drop a kept value that no longer fits (e.g. a layer another model does not have)."""
+    st.session_state.pop(key, None)
+
+
+def params() -> dict | None:
+    """The settings of the last successful Summarize (text, k, trigram blocking, weights, device)."""
+    return st.session_state.get(PARAMS)
+
+
+def set_result(params: dict) -> None:
+    st.session_state[PARAMS] = params
+    st.session_state[WINDOW] = 0
+    clear_error()
+
+
+def window() -> int:
+    return st.session_state.get(WINDOW, 0)
+
+
+def error() -> str | None:
+    return st.session_state.get(ERROR)
+
+
+def set_error(message: str) -> None:
+    st.session_state[ERROR] = message
+
+
+def clear_error() -> None:
+    st.session_state.pop(ERROR, None)
