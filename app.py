@@ -19,9 +19,9 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages import state  # noqa: E402
-from pages.common import (current_trace, examples, get_model, load_upload, preload_plotly, run_trace,  # noqa: E402
-                          start_session, weights_choices)
+from pages import link, state  # noqa: E402
+from pages.common import (current_trace, document_store, examples, get_model, load_upload, preload_plotly,  # noqa: E402
+                          result_caption, run_trace, start_session, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -36,14 +36,23 @@ def load_example():
         st.session_state["document"] = EXAMPLES[name].read_text(encoding="utf-8")
 
 
+def document_edited():
+    """An edited document is no longer the picked example: the picker says so."""
+    name = st.session_state.get("example")
+    if name in EXAMPLES and st.session_state.get("document") != EXAMPLES[name].read_text(encoding="utf-8"):
+        st.session_state["example"] = None
+
+
+from_link = link.restore(EXAMPLES, document_store())  # a shared link: its document and settings
+
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",
                  key="example", on_change=load_example)
     st.file_uploader("…or upload a .txt / .md file", type=["txt", "md"], key="upload", on_change=load_upload)
-    st.text_area("Document", key="document", height=220, placeholder="Paste a news article here.")
-    c1, c2 = st.columns(2)
-    k = c1.number_input("Summary length k", min_value=1, max_value=10, value=3, key="k")
-    block = c2.checkbox("Trigram blocking", value=True, key="block_trigram",
+    st.text_area("Document", key="document", height=220, placeholder="Paste a news article here.",
+                 on_change=document_edited)
+    k = st.number_input("Summary length k (sentences)", min_value=1, max_value=10, value=3, key="k")
+    block = st.checkbox("Trigram blocking", value=True, key="block_trigram",
                         help="Skip a sentence sharing a trigram with one already chosen (BertSum).")
     with st.expander("Model"):
         weights = st.selectbox("Weights", weights_choices(), key="weights",
@@ -55,32 +64,46 @@ with st.sidebar:
         st.caption(f"Backbone **{model.backbone}** · weights **{model.weights}** · sentence vectors **"
                    f"{model.model.pooling}** · device **{model.device}**")
     clicked = st.button("Summarize", type="primary", width="stretch")
+    with st.expander("Figure downloads"):
+        st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
+                 horizontal=True, format_func=str.upper)
 
-if clicked:
-    params = dict(text=st.session_state.get("document") or "", k=int(k), block_trigram=bool(block),
-                  weights=weights, device=device)
+inputs = dict(text=st.session_state.get("document") or "", k=int(k), block_trigram=bool(block),
+              weights=weights, device=device)
+if state.interrupted():
+    st.warning("The last Summarize did not finish (the page changed while it ran): click **Summarize** again.")
+if clicked or from_link or state.take_summarize_request():
     try:
-        with st.spinner("Running BERT and the sentence encoder…"):
-            run_trace(**params)
-        state.set_result(params)
+        with state.running(), st.spinner("Running BERT and the sentence encoder…"):
+            run_trace(**inputs)
+        state.set_result(inputs)
+        document_store().get(link.doc_id(inputs["text"]), lambda: inputs["text"])
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
 
 if state.error():
-    st.error(state.error())
+    st.error(state.error() + (" The results below are still those of the previous Summarize."
+                              if state.params() else ""))
 
 trace = current_trace()
 if trace is not None:
     if len(trace.windows) > 1:  # BERT reads 512 tokens at a time: pick whose internals to show
         def window_name(w: int) -> str:
             sents = trace.input_sentences[slice(*trace.windows[w])]
-            return f"{w + 1} (sentences {sents.min()}–{sents.max()})"
+            return f"{w + 1} (sentences {sents.min() + 1}–{sents.max() + 1})"
 
         st.sidebar.selectbox("BERT window", range(len(trace.windows)), format_func=window_name, key=state.WINDOW,
                              help="BERT reads at most 512 tokens: long documents are read in windows.")
         trace = current_trace()
     if trace.summary.weights == "untrained":
         st.sidebar.caption(":material/warning: The sentence scorer is untrained: scores are random.")
+    changed = [name for name, key in (("the document", "text"), ("k", "k"), ("trigram blocking", "block_trigram"),
+                                      ("the weights", "weights"), ("the device", "device"))
+               if inputs[key] != state.params()[key]]
+    if changed:
+        st.warning(f":material/update: **Out of date:** {', '.join(changed)} changed since this result was "
+                   "computed. Click **Summarize** to update it.")
+    st.caption(result_caption(trace, state.params(), EXAMPLES))
 with st.sidebar:
     preload_plotly()  # last: an empty 10-px chart
 
@@ -94,3 +117,4 @@ pg = st.navigation([
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])
 pg.run()
+link.sync(EXAMPLES)  # after the page: its pickers have their values now

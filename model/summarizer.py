@@ -24,7 +24,7 @@ from .bert import BertModel, extended_mask
 from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from .load import DEFAULT_CHECKPOINT
 from .text import CLS, SEP, WordPieceTokenizer, split_sentences
-from .trace import Summary, Trace
+from .trace import BatchTrace, Summary, Trace
 
 
 class EmptyDocumentError(ValueError):
@@ -341,6 +341,40 @@ class Summarizer:
             inter_attention=np.stack([np16(rec_ext[f"inter{i}"][0][0]) for i in range(len(ext.transformer_inter))]),
             pe_table=np32(sinusoidal_table(max(512, S + 8), ext.config.d_model)),
         )
+
+
+    @torch.inference_mode()
+    def batch_trace(self, texts: list[str], layer: int = 0) -> BatchTrace:
+        """BertSum's training input: the first 512-token window of each document, padded into
+        one batch (PreSumm's ``Batch``: token ids padded with 0 and ``mask_src``; [CLS] positions
+        padded with 0 and ``mask_cls``), run through BertSumExt.forward with the masks recorded
+        as applied and the attention of BERT layer ``layer`` and of the sentence encoder."""
+        encs = [self.encode(t, 1) for t in texts]
+        T, S = max(len(e.tokens) for e in encs), max(len(e.cls_positions) for e in encs)
+        dev = self.device
+        ids = _pad([e.input_ids for e in encs], T).to(dev)  # [B, T]
+        segs = _pad([e.segment_ids for e in encs], T).to(dev)  # [B, T]
+        mask = _pad([[1] * len(e.tokens) for e in encs], T).to(dev)  # [B, T]
+        cls = _pad([e.cls_positions for e in encs], S).to(dev)  # [B, S]
+        cls_mask = _pad([[True] * len(e.cls_positions) for e in encs], S, False).to(dev)  # [B, S]
+        ext = self.model.ext_layer
+        probes = {"bert": self.model.bert.encoder.layer[layer].attention.self.softmax}
+        probes.update({f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)})
+        with record(probes) as rec:
+            scores = self.model(ids, segs, mask, cls, cls_mask)  # [B, S]
+        return BatchTrace(
+            tokens=tuple(e.tokens for e in encs),
+            attention_mask=mask.bool().cpu().numpy(),
+            extended_mask=extended_mask(mask)[:, 0, 0].float().cpu().numpy(),
+            cls_positions=cls.cpu().numpy(), cls_mask=cls_mask.cpu().numpy(), inter_mask=~cls_mask.cpu().numpy(),
+            layer=layer, bert_attention=rec["bert"][0].half().cpu().numpy(),
+            inter_attention=torch.stack([rec[f"inter{i}"][0] for i in range(len(ext.transformer_inter))], 1)
+            .half().cpu().numpy(),
+            scores=scores.float().cpu().numpy())
+
+
+def _pad(rows: list, width: int, value=0) -> torch.Tensor:
+    return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows])
 
 
 def sentence_scores(input_sentences, n: int, part_scores) -> tuple[float | None, ...]:

@@ -21,8 +21,14 @@ CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
 
 
 def decode(data: bytes, name: str = "The file") -> str:
-    """Bytes of an uploaded or named file → text, or a ValueError saying why not."""
+    """Bytes of an uploaded or named file → text, or a ValueError saying why not. UTF-8 (with or
+    without a byte-order mark), or UTF-16 when the file starts with its byte-order mark."""
     binary = ValueError(f"{name} looks like a binary file, not text.")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 LE/BE byte-order mark (Windows "Unicode")
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise binary from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -90,3 +90,21 @@ class Trace:
                "selected": np.array(self.summary.selected, dtype=np.int64)}
         out.update({f.name: v for f in fields(self) if isinstance(v := getattr(self, f.name), np.ndarray)})
         return out
+
+
+@dataclass(frozen=True)
+class BatchTrace:
+    """Several documents padded into one batch, as BertSum trains (each document's first
+    512-token window): the masks as the model applies them and what they do to attention.
+    B = documents, T = the longest one's tokens, S = the most sentences; shorter ones are padded."""
+
+    tokens: tuple[tuple[str, ...], ...]  # [B][T_b] each document's tokens, unpadded
+    attention_mask: np.ndarray           # [B, T] bool, True = real token, False = padding
+    extended_mask: np.ndarray            # [B, T] float32, added to every attention logit row: 0 or -10000
+    cls_positions: np.ndarray            # [B, S] int64, [CLS] token of each sentence (0 where padded)
+    cls_mask: np.ndarray                 # [B, S] bool, True = a real sentence
+    inter_mask: np.ndarray               # [B, S] bool, True = masked (PreSumm's ``~mask_cls``)
+    layer: int                           # the BERT layer of bert_attention
+    bert_attention: np.ndarray           # [B, H, T, T] float16, that layer's softmax probabilities
+    inter_attention: np.ndarray          # [B, L2, H2, S, S] float16
+    scores: np.ndarray                   # [B, S] float32, 0 for padded sentences

@@ -3,8 +3,12 @@ import streamlit as st
 
 from pages.common import window_caption, COLORSCALES, layer_head_pickers, need_trace, plot
 from pages.state import keep
+from analysis.explain import rollout, sentence_draw
 from viz import attention as A
-from viz.common import sentence_label
+from viz import explain as X
+from viz.common import SCALES, markdown_text, sentence_label
+
+SCALE_NAMES = {"log": "log (weak attention visible)", "sqrt": "√", "linear": "linear"}
 
 trace = need_trace()
 L, H, T = trace.bert_attention.shape[:3]
@@ -15,34 +19,48 @@ st.caption(f"{T} tokens · {L} layers × {H} heads. Row = the query token attend
            "attended to; each row sums to 1.")
 
 view = st.segmented_control("View", ["One head", "All heads of a layer", "All layers × heads",
-                                     "Sentence × sentence"], default="One head", key=keep("bert_view"))
+                                     "Sentence × sentence", "Rollout"], default="One head", key=keep("bert_view"),
+                         help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])
-if view != "All layers × heads":
+if view not in ("All layers × heads", "Rollout"):
     layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("bert_colors"))
+scale = c[3].selectbox("Contrast", SCALES, key=keep("bert_scale"), format_func=SCALE_NAMES.get,
+                       help="How weights map to colours. Log (default) and √ clip each map at its 99.5th "
+                            "percentile so weak attention stays visible; linear runs from 0 to the largest "
+                            "weight. Hover always shows the true weight.")
 
 sents = sorted({int(i) for i in trace.token_sentence})
-if view in ("One head", "All heads of a layer"):
+if view in ("One head", "All heads of a layer", "Rollout"):
     o1, o2 = st.columns([1, 3])
     hide = o1.checkbox("Hide [CLS]/[SEP]", key=keep("bert_hide"))
-    exact = o1.checkbox("Exact weights on hover", key="bert_exact", value=T <= 256,
-                        help=f"Sends the float32 weights along with the 8-bit colours: 5× the data, "
-                             f"~{(H + 1) * T * T * 5 * 4 / 3 / 2 ** 20:.0f} MB for this window's {H + 1} maps.")
     rng = (sents[0], sents[-1])
     if len(sents) > 1:
         rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key="bert_range",
-                               format_func=lambda i: sentence_label(trace, i, 24))
+                               format_func=lambda i: sentence_label(trace, i, 24, escape=markdown_text))
 
 if view == "One head":
     st.caption("Pick the head with the buttons above the map: they switch in the browser, at once.")
     plot(A.token_heatmap(trace, layer, head, hide_special=hide, sentence_range=rng, colorscale=colorscale,
-                         exact_hover=exact), key="bert_token")
+                         scale=scale), key="bert_token")
 elif view == "All heads of a layer":
-    plot(A.head_grid(trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale), key="bert_grid")
+    plot(A.head_grid(trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
+         key="bert_grid")
 elif view == "All layers × heads":
-    level = c[3].radio("Cells", ["token", "sentence"], key=keep("bert_level"), horizontal=True)
-    plot(A.overview(trace, colorscale=colorscale, level=level), key="bert_overview")
+    level = st.radio("Cells", ["token", "sentence"], key=keep("bert_level"), horizontal=True)
+    plot(A.overview(trace, colorscale=colorscale, level=level, scale=scale), key="bert_overview")
+elif view == "Rollout":
+    r = rollout(trace)  # [T, T]
+    st.caption("Attention rollout (Abnar & Zuidema 2020): each layer's head-mean attention A, with the residual "
+               "as 0.5·A + 0.5·I (rows renormalised), multiplied up all layers. Row = a top-layer token, column = "
+               "the input token it draws from; rows sum to 1. Heads switched off are left out of the mean.")
+    plot(X.rollout_heatmap(trace, r, hide_special=hide, sentence_range=rng, colorscale=colorscale), key="bert_rollout")
+    draw, draw_sents = sentence_draw(trace, r)
+    st.caption("Each sentence's vector is the mean of its tokens [CLS] … [SEP] (times a scale), so what it draws "
+               "from is the mean of their rollout rows." if trace.summary.pooling == "mean" else
+               "Each sentence's vector is its [CLS] output: its row of the rollout.")
+    plot(X.sentence_draw_heatmap(trace, draw, draw_sents, colorscale=colorscale), key="bert_rollout_sentences")
 else:
     plot(A.sentence_heatmap(trace, layer, head, colorscale=colorscale), key="bert_sentence")
     st.caption("Attention mass from sentence i to sentence j: the mean over the query tokens of i of the "

@@ -2,13 +2,34 @@
 browser session of one server (a 512-token Trace of MiniLM is ~40 MB)."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from typing import Callable, Hashable
 
+import numpy as np
+
+
+def sizeof(value) -> int:
+    """Approximate bytes of a cached result: NumPy arrays, and dataclasses, dicts, lists and
+    tuples of them (a Trace, a BatchTrace, an explanation); other leaves count 64 bytes."""
+    if callable(getattr(value, "nbytes", None)):  # a Trace knows its size
+        return value.nbytes()
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, str):
+        return len(value)
+    if dataclasses.is_dataclass(value):
+        value = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(sizeof(v) for v in value) + 64
+    return 64
+
 
 class BoundedCache:
-    def __init__(self, max_entries: int = 16, max_bytes: int = 512 * 2 ** 20, size: Callable = lambda v: v.nbytes()):
+    def __init__(self, max_entries: int = 16, max_bytes: int = 512 * 2 ** 20, size: Callable = sizeof):
         self.max_entries, self.max_bytes, self.size = max_entries, max_bytes, size
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._lock = threading.Lock()
@@ -21,6 +42,14 @@ class BoundedCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def peek(self, key: Hashable):
+        """The cached value for ``key`` (now the most recent), or None."""
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key][0]
 
     def get(self, key: Hashable, compute: Callable[[], object]):
         """The cached value for ``key``, else ``compute()`` (once, even if several threads

@@ -116,6 +116,12 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
     return trace_cache().get(key, compute)
 
 
+def run_cached(key: tuple, compute):
+    """Any other result derived from a document (a batch, an explanation, head importance), in
+    the same server-wide bounded cache as the traces."""
+    return trace_cache().get(key, compute)
+
+
 def current_trace():
     """The Trace of the last Summarize click (recomputed if it fell out of the cache), or None."""
     params = state.params()
@@ -130,17 +136,57 @@ def window_caption(trace) -> str:
         return ""
     a, b = trace.windows[trace.window]
     sents = trace.input_sentences[a:b]
-    return (f"BERT window {trace.window + 1} of {len(trace.windows)} (sentences {sents.min()}–{sents.max()}); "
-            "pick another in the sidebar.")
+    return (f"BERT window {trace.window + 1} of {len(trace.windows)} (sentences {sents.min() + 1}–"
+            f"{sents.max() + 1}); pick another in the sidebar.")
+
+
+@st.cache_resource(show_spinner=False)
+def document_store():
+    """The documents summarized on this server, by ``pages.link.doc_id``, so a shared link can
+    name a pasted text without carrying it (the most recent 200, at most 50 MB)."""
+    from pages.cache import BoundedCache
+
+    return BoundedCache(max_entries=200, max_bytes=50 * 2 ** 20, size=len)
+
+
+def result_caption(trace, params: dict, examples: dict) -> str:
+    """What produced the result on screen: document, k, trigram blocking, weights, device."""
+    from viz.common import markdown_text, preview
+
+    s = trace.summary
+    name = next((n for n, p in examples.items() if p.read_text(encoding="utf-8") == params["text"]), None)
+    doc = name or f"“{preview(params['text'], 48)}” ({len(params['text'].split()):,} words)"
+    long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
+    warn = (f" · :material/warning: sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
+            "text has few sentence endings, so the model read long stretches as one sentence" if long else "")
+    return (f"Result for {markdown_text(doc)} · k = {params['k']} · trigram blocking "
+            f"{'on' if params['block_trigram'] else 'off'} · weights {markdown_text(params['weights'])} · "
+            f"{s.device}{warn}")
+
+
+def try_example():
+    """The first screen's button: the shortest shipped example, summarized at once."""
+    name = min(examples(), key=lambda n: len(examples()[n].read_text(encoding="utf-8")))
+    st.session_state["example"] = name
+    st.session_state["document"] = examples()[name].read_text(encoding="utf-8")
+    state.request_summarize()
 
 
 def need_trace():
-    """The current Trace, or an info box and stop (nothing summarized yet). First call of every
-    page, so a deep link on a fresh server also gets start_session()."""
+    """The current Trace, or the first screen and stop (nothing summarized yet). First call of
+    every page, so a deep link on a fresh server also gets start_session()."""
     start_session()
     trace = current_trace()
     if trace is None:
-        st.info("Paste or pick a document in the sidebar and click **Summarize**.")
+        st.title("Attention microscope")
+        st.markdown(
+            "Paste a news article and see how **BertSumExt** picks its summary: BERT reads the text, a small "
+            "Transformer over one vector per sentence scores every sentence, and the top *k* become the "
+            "summary. Every page opens the model up: which sentences were chosen and **why**, what each "
+            "attention head of BERT and of the sentence encoder looked at, **which heads matter**, the masks "
+            "and positional encodings, and one attention head worked through step by step.")
+        st.button("Try an example", type="primary", icon=":material/play_arrow:", on_click=try_example)
+        st.info("…or paste or pick a document in the sidebar and click **Summarize**.")
         st.stop()
     return trace
 
@@ -154,8 +200,8 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
         if st.session_state.get(k, valid[0]) not in valid:  # kept from another model
             state.forget(k)
     layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=state.keep(f"{key}_layer"))
-    if not pick_head:
-        return layer, 0
+    if not pick_head:  # the figure's buttons pick; it opens on the head last picked (e.g. from a link)
+        return layer, st.session_state.get(f"{key}_head", 0)
     head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
                              index=1 if mean else 0, key=state.keep(f"{key}_head"))
     return layer, head
@@ -171,4 +217,8 @@ def preload_plotly():
 
 
 def plot(fig, key: str | None = None):
-    st.plotly_chart(fig, key=key, config={"displaylogo": False})
+    """A figure with Plotly's camera button set to the sidebar's format (PNG or SVG), a file name
+    after the figure and 2× scale for slides."""
+    fmt = st.session_state.get("figure_format", "png")
+    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": dict(
+        format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)})

@@ -3,7 +3,8 @@ import numpy as np
 import streamlit as st
 
 from pages.common import window_caption, layer_head_pickers, need_trace, plot
-from viz.common import token_labels
+from pages.state import keep
+from viz.common import markdown_text, token_labels
 from viz.learn import attention_steps, step_figures
 
 trace = need_trace()
@@ -18,13 +19,16 @@ st.markdown(
     "mix of the values:\n\n"
     r"$$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V$$"
     "\n\nPick one head and one query token; below are the real numbers from this document.")
-c = st.columns(3)
+c = st.columns([1, 1, 2, 1])
 layer, head = layer_head_pickers(L, H, "learn", mean=False, cols=c[:2])
-labels = token_labels(trace.tokens, range(T))
+labels = token_labels(trace.tokens, range(T), escape=markdown_text)
 query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], index=min(1, T - 1),
                        key="learn_query")
-figs = step_figures(trace, layer, head, query)
-steps = attention_steps(trace, layer, head, query)
+causal = c[3].toggle("Decoder (causal) mask", key=keep("causal"),
+                     help="Hide every key after the query, as a decoder's look-ahead mask does; BERT, an encoder, "
+                          "has none. Steps 3 and 4 change.")
+figs = step_figures(trace, layer, head, query, causal)
+steps = attention_steps(trace, layer, head, query, causal)
 
 st.subheader("Q and K")
 st.markdown(f"BERT multiplies each token's hidden vector by three learned matrices to get q, k and v. "
@@ -39,14 +43,26 @@ st.markdown(f"With d = {dh} dimensions the dot products grow like √d; dividing
             "keeps the softmax from saturating (Vaswani et al. 2017, §3.2.1).")
 plot(figs["scaled"], key="learn_scaled")
 st.subheader("3. Add the mask")
-st.markdown("The **attention mask** is added to the scores: 0 for real tokens, −10000 for padding, so after "
-            "the softmax padding gets weight ≈ 0. A single document has no padding: the mask is all zeros "
-            "here (see *Masks & positions*).")
+if causal:
+    st.markdown(f"A **decoder** adds a look-ahead mask: −10000 on every key after the query (token {query + 1}), "
+                "so it can only use what came before. BERT, an encoder, has no such mask: it reads the whole "
+                "window at once.")
+else:
+    st.markdown("The **attention mask** is added to the scores: 0 for real tokens, −10000 for padding, so after "
+                "the softmax padding gets weight ≈ 0. A single document has no padding: the mask is all zeros "
+                "here. *Masks & positions* shows it at work in a padded batch; switch on the decoder mask "
+                "above to see a mask that hides something.")
 plot(figs["masked"], key="learn_masked")
 st.subheader("4. Softmax")
-st.markdown(f"exp(score) / Σ exp(score): positive weights summing to 1. Red dots: the weights BERT itself "
-            f"computed (captured during the run); largest difference from our recomputation from the "
-            f"float16 q, k: **{steps['max_abs_diff']:.1e}**.")
+if causal:
+    hidden = float(steps["captured"][query + 1:].sum())
+    st.markdown(f"With the causal mask the weight BERT gave to later tokens ({hidden:.1%} of this row) goes to "
+                "the earlier ones instead: the remaining weights are rescaled to sum to 1. Red dots: BERT's own "
+                "weights, computed without the mask.")
+else:
+    st.markdown(f"exp(score) / Σ exp(score): positive weights summing to 1. Red dots: the weights BERT itself "
+                f"computed (captured during the run); largest difference from our recomputation from the "
+                f"float16 q, k: **{steps['max_abs_diff']:.1e}**.")
 plot(figs["probs"], key="learn_probs")
 st.subheader("5. Weighted sum of the values")
 plot(figs["V"], key="learn_V")

@@ -1,17 +1,67 @@
-"""Page 4: the masks and the position information the model sees."""
+"""Page 4: the masks and the position information the model sees: in a padded batch, as BertSum
+trains, for this document, and against a decoder's causal mask."""
+import hashlib
+
+import numpy as np
 import streamlit as st
 
-from pages.common import window_caption, need_trace, plot
+from pages import state
+from pages.common import (examples, get_model, model_slots, need_trace, plot, run_cached, window_caption)
 from viz import masks as M
 
 trace = need_trace()
+params = state.params()
 st.title("Masks & positions")
 if window_caption(trace):
     st.caption(window_caption(trace))
 
-st.header("Masks")
-st.markdown("A **mask** tells attention which positions exist. One document has no padding, so every "
-            "token is real; in a batch, shorter documents are padded and the mask hides the padding.")
+st.header("Masks in a batch")
+st.markdown(
+    "BertSum trains on **batches**: several documents side by side, the shorter ones **padded** to the "
+    "longest. Masks tell attention which positions are real. Here this document's first 512-token window "
+    "is batched with other documents, exactly as in training (PreSumm's `Batch`).")
+others = {name: path for name, path in examples().items() if path.read_text(encoding="utf-8") != params["text"]}
+chosen = st.multiselect("Documents batched with this one", list(others), default=list(others)[:2],
+                        key=state.keep("batch_docs"), max_selections=3)
+texts = [params["text"]] + [others[n].read_text(encoding="utf-8") for n in chosen if n in others]
+model = get_model(params["weights"], params["device"])
+c = st.columns(3)
+layer = c[0].selectbox("BERT layer", range(len(model.model.bert.encoder.layer)), format_func=lambda i: f"{i + 1}",
+                       key=state.keep("batch_layer"))
+
+
+def compute_batch():
+    with model_slots():
+        return model.batch_trace(texts, layer)
+
+
+key = ("batch", tuple(hashlib.sha256(t.encode()).hexdigest() for t in texts), params["weights"], params["device"], layer)
+batch = run_cached(key, compute_batch)
+lengths = batch.attention_mask.sum(1)
+st.caption(f"{len(texts)} documents: " + ", ".join(f"document {b + 1} {n} tokens" for b, n in enumerate(lengths))
+           + f"; padded to {batch.attention_mask.shape[1]} tokens and {batch.cls_mask.shape[1]} sentences.")
+for which in ("padding", "additive", "cls", "inter"):
+    plot(M.batch_mask_heatmap(batch, which), key=f"batch_{which}")
+padded = int(np.argmin(lengths))
+head = c[1].selectbox("Head", range(batch.bert_attention.shape[1]), format_func=lambda h: f"{h + 1}",
+                      key=state.keep("batch_head"))
+doc = c[2].selectbox("Document", range(len(texts)), index=padded, format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
+                     key="batch_doc")
+plot(M.batch_attention_row(batch, doc, head), key="batch_row")
+st.caption("The additive mask puts −10000 on the logits of padded keys; after the softmax their weight is "
+           "e^−10000 ≈ 0, so a padded document attends only to its own tokens. The sentence encoder fills "
+           "masked logits with −1e18 (PreSumm) and multiplies padded sentences' scores by 0.")
+
+st.header("Encoder vs decoder")
+causal = st.toggle("Decoder (causal) mask", key=state.keep("causal"),
+                   help="A Transformer decoder (GPT, the summary writer of abstractive models) adds a look-ahead "
+                        "mask so each token sees only itself and earlier tokens. BERT is an encoder: no such mask.")
+plot(M.mask_matrix(trace, 40, causal), key="mask_matrix")
+st.caption("On the Learn page the same toggle shows how the softmax of one query changes under the causal mask.")
+
+st.header("This document's masks")
+st.markdown("A single document has no padding: every token and every sentence is real, so these are all ones "
+            "(or all zeros for the additive and the sentence encoder's masks). The batch above shows them at work.")
 plot(M.token_mask_strip(trace), key="token_mask")
 plot(M.extended_mask_strip(trace), key="extended_mask")
 plot(M.cls_mask_strip(trace), key="cls_mask")

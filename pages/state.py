@@ -7,6 +7,8 @@ called by app.py at the top of every run, writes each kept value back, which mak
 survive that run."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import streamlit as st
 
 PARAMS, WINDOW, ERROR, KEPT = "params", "window", "error", "_kept_widgets"
@@ -54,3 +56,33 @@ def set_error(message: str) -> None:
 
 def clear_error() -> None:
     st.session_state.pop(ERROR, None)
+
+
+RUNNING, REQUEST = "_summarize_running", "_summarize_requested"
+
+
+@contextmanager
+def running():
+    """Marks a Summarize in progress; if the session's script is stopped before it ends (the
+    user switched page), the mark stays and the next run reports it (``interrupted``)."""
+    st.session_state[RUNNING] = True
+    try:
+        yield
+    except Exception:  # an error is reported as such; Streamlit's stop/rerun is a BaseException
+        st.session_state.pop(RUNNING, None)
+        raise
+    st.session_state.pop(RUNNING, None)
+
+
+def interrupted() -> bool:
+    """True once after a Summarize that never finished."""
+    return bool(st.session_state.pop(RUNNING, False))
+
+
+def request_summarize() -> None:
+    """Ask the next run to Summarize (a button's callback, e.g. "Try an example")."""
+    st.session_state[REQUEST] = True
+
+
+def take_summarize_request() -> bool:
+    return bool(st.session_state.pop(REQUEST, False))

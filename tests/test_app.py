@@ -36,10 +36,14 @@ def new_app():
     return at.run()
 
 
+def summarize_button(at):
+    return next(b for b in at.button if b.label == "Summarize")
+
+
 def summarize(at, text: str, k: int = 3):
     at.text_area(key="document").set_value(text)
     at.number_input(key="k").set_value(k)
-    at.button[0].click().run()
+    summarize_button(at).click().run()
     assert not at.exception, at.exception
     return at
 
@@ -86,7 +90,7 @@ def test_example_picker_and_results_survive_page_switches(summarizer_loaded):
     name = next(o for o in at.selectbox(key="example").options if "Insurance" in o)
     at.selectbox(key="example").set_value(name).run()
     assert at.text_area(key="document").value.startswith("Insurance bosses plead guilty")
-    at.button[0].click().run()
+    summarize_button(at).click().run()
     for page in PAGES + ["pages/summary.py"]:
         at.switch_page(page).run()
         assert not at.exception and len(charts(at)) >= 1
@@ -106,8 +110,10 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     assert "layer 6, head 1" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
     at.checkbox(key="bert_hide").check().run()
     assert "[SEP]" not in spec(charts(at)[0])
-    at.checkbox(key="bert_exact").check().run()
-    assert "customdata" in spec(charts(at)[0])
+    assert "customdata" in spec(charts(at)[0])                     # hover: the true weight, always
+    log = spec(charts(at)[0])
+    at.selectbox(key="bert_scale").set_value("linear").run()
+    assert spec(charts(at)[0]) != log and "log scale" in log and "log scale" not in spec(charts(at)[0])
     at.selectbox(key="bert_colors").set_value("Magma").run()
     assert "#000004" in spec(charts(at)[0]).lower()             # magma's first colour
     views = {"All heads of a layer": 12, "All layers × heads": 72, "Sentence × sentence": 1}
@@ -128,7 +134,7 @@ def test_window_switch_changes_tokens(summarizer_loaded):
     at.switch_page("pages/bert_attention.py").run()
     before = spec(charts(at)[0])
     at.selectbox(key="window").set_value(1).run()
-    assert "window 2 of 2" in at.caption[0].value and spec(charts(at)[0]) != before
+    assert any("window 2 of 2" in c.value for c in at.caption) and spec(charts(at)[0]) != before
 
 
 def test_sentence_encoder_page(summarizer_loaded):
@@ -147,10 +153,17 @@ def test_masks_page(summarizer_loaded):
     at = summarize(new_app(), SHORT)
     at.switch_page("pages/masks_positions.py").run()
     titles = [spec(c) for c in charts(at)]
-    assert len(titles) == 8 and all(json.loads(t)["data"][0]["type"] == "heatmap" for t in titles)
+    assert len(titles) == 14
     for words in ("padding mask", "Extended additive mask", "[CLS] mask", "Inter-encoder mask",
-                  "segment ids", "Sinusoidal positional encoding", "learned position embeddings"):
+                  "segment ids", "Sinusoidal positional encoding", "learned position embeddings",
+                  "Padding mask (attention_mask)", "Additive mask on BERT", "mask_cls", "encoder (BERT)"):
         assert any(words in t for t in titles), words
+    padding = next(json.loads(t) for t in titles if "Padding mask (attention_mask)" in t)["data"][0]
+    assert padding["y"] == ["document 1", "document 2", "document 3"]   # this document + 2 examples, padded
+    row = next(t for t in titles if "padding:" in t)                       # the padded document's attention row
+    assert "total weight 0.0e+00" in row
+    at.toggle(key="causal").set_value(True).run()
+    assert any("decoder (causal)" in spec(c) for c in charts(at))
 
 
 def test_learn_page(summarizer_loaded):
@@ -160,7 +173,7 @@ def test_learn_page(summarizer_loaded):
     probs = next(spec(c) for c in charts(at) if "softmax" in spec(c))
     at.selectbox(key="learn_query").set_value(5).run()
     assert next(spec(c) for c in charts(at) if "softmax" in spec(c)) != probs
-    assert "token 5" in spec(charts(at)[0])
+    assert "token 6" in spec(charts(at)[0])  # 1-based in the interface
 
 
 CORPUS = ROOT / "tests" / "bad_inputs"

@@ -22,6 +22,37 @@ def test_quantize_uint8_levels():
     assert z.max() == 255 and vmax == pytest.approx(0.1)
 
 
+@pytest.mark.parametrize("scale", ["linear", "sqrt", "log"])
+def test_colour_mappings_are_monotone_and_labelled_with_true_weights(scale):
+    from viz.common import _forward, _inverse, level_colorbar
+
+    p = np.array([0.0, 1e-4, 1e-3, 0.01, 0.1, 0.5, 0.9], dtype=np.float32)
+    z, vmax = quantize(p, scale=scale, clip=90)
+    assert vmax == pytest.approx(np.percentile(p, 90)) and z[-1] == 255  # clipped: the top colour
+    assert np.all(np.diff(z.astype(int)) >= 0) and z[0] == 0
+    # the level is the mapped weight to within half a level, and decodes back through the inverse
+    assert np.abs(_forward(np.minimum(p, vmax) / vmax, scale) - z / 255.0).max() <= 0.5 / 255 + 1e-6
+    assert np.allclose(_forward(_inverse(z / 255.0, scale), scale), z / 255.0, atol=1e-6)
+    bar = level_colorbar(vmax, scale=scale, clipped=True)
+    assert bar["ticktext"][0] == "0" and bar["ticktext"][-1].startswith("≥")
+
+
+def test_weak_attention_is_visible_with_log():
+    p = np.full((100, 100), 1e-3, dtype=np.float32)
+    p[:, 0] = 0.9  # one column takes most of the weight, as [CLS]/[SEP] do
+    assert quantize(p)[0][:, 1:].max() == 0                        # linear: everything else black
+    assert quantize(p, scale="sqrt", clip=99.5)[0][:, 1:].min() > 5    # √: dim
+    assert quantize(p, scale="log", clip=99.5)[0][:, 1:].min() > 25   # log: a tenth of the colour scale
+
+
+def test_document_text_is_escaped_for_plotly_and_markdown():
+    from viz.common import markdown_text, plotly_text
+
+    assert plotly_text("<b>x</b> & <a href='y'>") == "&lt;b&gt;x&lt;/b&gt; &amp; &lt;a href='y'&gt;"
+    md = markdown_text("[link](http://x.y) *b* $x^2$ :red[c]")
+    assert md == r"\[link\]\(http\:\/\/x\.y\) \*b\* \$x\^2\$ \:red\[c\]"
+
+
 def test_pool_block_means():
     a = np.arange(36, dtype=np.float32).reshape(6, 6)
     p = pool(a, 3)
@@ -38,13 +69,17 @@ def shown(fig):
 
 def test_token_heatmap_uint8_labels_and_exact_hover(trace):
     T = len(trace.tokens)
-    fig = A.token_heatmap(trace, 2, 5)
+    fig = A.token_heatmap(trace, 2, 5, scale="linear")
     hm = shown(fig)
     assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T) and hm.name == "head 6"
     assert len(hm.x) == len(hm.y) == T and len(set(hm.x)) == T  # unique labels, tokens repeat
-    assert hm.x[0] == "0 [CLS]"
+    assert hm.x[0] == "1 [CLS]"  # 1-based in the interface
     truth = trace.bert_attention[2, 5].astype(np.float32)
-    assert hm.customdata.dtype == np.float32 and np.array_equal(hm.customdata, truth)
+    # hover: the weight in percent to two decimals, 2 uint8 per cell
+    assert hm.customdata.dtype == np.uint8 and hm.customdata.shape == (T, T, 2)
+    percent = hm.customdata[..., 0] + hm.customdata[..., 1] / 100.0
+    assert np.abs(percent / 100 - truth).max() <= 5e-5 + 1e-7
+    assert "%{customdata[0]}.%{customdata[1]:02d} %" in hm.hovertemplate
     # the 8-bit colour is the true weight to within half a level
     assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
     assert "layer 3, head 6" in fig.layout.title.text
@@ -54,7 +89,7 @@ def test_token_heatmap_uint8_labels_and_exact_hover(trace):
 def test_token_heatmap_head_buttons_show_each_head(trace, head):
     """One trace per head plus the mean; button k shows trace k only and retitles the figure."""
     H = trace.bert_attention.shape[1]
-    fig = A.token_heatmap(trace, 1, head, exact_hover=False)
+    fig = A.token_heatmap(trace, 1, head, scale="linear")
     assert len(fig.data) == H + 1 and shown(fig) is fig.data[0 if head is None else head + 1]
     (menu,) = fig.layout.updatemenus
     assert [b.label for b in menu.buttons] == ["mean"] + [str(h + 1) for h in range(H)]
@@ -77,19 +112,19 @@ def test_token_heatmap_selectors(trace):
     hm = shown(A.token_heatmap(trace, 0, 0, sentence_range=(first, first)))
     assert hm.z.shape[0] == int((trace.token_sentence == first).sum())
     mean = shown(A.token_heatmap(trace, 0, None))
-    assert np.allclose(mean.customdata, trace.bert_attention[0].astype(np.float32).mean(0))
+    percent = mean.customdata[..., 0] + mean.customdata[..., 1] / 100.0
+    assert np.abs(percent / 100 - trace.bert_attention[0].astype(np.float32).mean(0)).max() <= 5e-5 + 1e-7
     assert shown(A.token_heatmap(trace, 0, 0, colorscale="Magma")).colorscale[0][1] != hm.colorscale[0][1]
-    lean = shown(A.token_heatmap(trace, 0, 0, exact_hover=False))
-    assert lean.customdata is None and "level" in lean.hovertemplate
+    assert "level" not in hm.hovertemplate and "weight" in hm.hovertemplate  # the weight, never a colour level
 
 
 def test_token_heatmap_serialises_as_typed_array():
     big = synthetic_trace(n_sent=12, words=30, L=1, H=2, short=())
-    fig = A.token_heatmap(big, 0, 0, exact_hover=False)
+    fig = A.token_heatmap(big, 0, 0)
     T, n = len(big.tokens), len(fig.data)          # n = 2 heads + their mean
     js = pio.to_json(fig, validate=False)
-    assert js.count('"dtype":"u1"') == n and '"bdata"' in js
-    assert len(js) < n * (1.4 * T * T + 10_000)    # base64 of uint8 (4/3 byte per cell) + labels
+    assert js.count('"dtype":"u1"') == 2 * n and '"bdata"' in js   # levels + hover digits per map
+    assert len(js) < n * (3 * 1.4 * T * T + 10_000)  # base64 of 3 uint8 (4/3 byte each) per cell + labels
 
 
 def test_head_grid_and_overview(trace):

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import level_colorbar, pool, quantize, sentence_label, token_labels
+from .common import CLIP, PERCENT_HOVER, level_colorbar, percent_digits, plotly_text, pool, quantize, \
+    sentence_label, token_labels
 
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
 
@@ -43,33 +44,32 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-                  exact_hover: bool = True, height: int = 720) -> go.Figure:
+                  scale: str = "log", height: int = 720) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across.
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
     buttons above the map show another one in the browser, without a round trip to the server
-    (timings: benchmarks/README.md).
-    z holds uint8 levels (each head's colourbar labelled with its true weights); with
-    ``exact_hover`` the float32 weights ride along as customdata so hover shows them exactly
-    (4× the bytes of z).
+    (timings: benchmarks/README.md). z holds uint8 colour levels on the ``scale`` mapping
+    (viz.common.quantize: log or √ clipped at the 99.5th percentile of each map, or linear),
+    each head's colourbar labelled with true weights; hover shows the true weight to 0.01 %
+    (``percent_digits``: 2 bytes a cell besides the 1-byte level).
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
     a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
+    clip = 100.0 if scale == "linear" else CLIP
     fig = go.Figure()
     titles = []
+    hover = "query %{y}<br>key %{x}<br>weight " + PERCENT_HOVER + "<extra></extra>"
     for h, m in zip(heads, maps):
-        z, vmax = quantize(m)
-        if exact_hover:
-            hover = "query %{y}<br>key %{x}<br>weight %{customdata:.4f}<extra></extra>"
-        else:
-            hover = f"query %{{y}}<br>key %{{x}}<br>level %{{z}}/255 × {vmax:.3g}<extra></extra>"
+        z, vmax = quantize(m, scale=scale, clip=clip)
         name = "mean of heads" if h is None else f"head {h + 1}"
-        fig.add_trace(go.Heatmap(z=z, x=labels, y=labels, customdata=m if exact_hover else None, name=name,
+        fig.add_trace(go.Heatmap(z=z, x=labels, y=labels, customdata=percent_digits(m), name=name,
                                  visible=h == head, colorscale=colorscale, zmin=0, zmax=255,
-                                 colorbar=level_colorbar(vmax), hovertemplate=hover))
+                                 colorbar=level_colorbar(vmax, scale=scale, clipped=bool(m.max() > vmax)),
+                                 hovertemplate=hover))
         titles.append(f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens")
     buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
                     args=[{"visible": [g == h for g in heads]}, {"title.text": titles[k]}])
@@ -90,26 +90,29 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
 
 
 def _grid(mats: np.ndarray, titles: list[str], rows: int, cols: int, colorscale: str,
-          height: int, title: str) -> go.Figure:
-    """Small multiples sharing one colour axis (mats [n, a, b] float32)."""
-    z, vmax = quantize(mats)
+          height: int, title: str, scale: str = "log") -> go.Figure:
+    """Small multiples sharing one colour axis (mats [n, a, b] float32, small: the true mean
+    weights ride along as float32 customdata for the hover)."""
+    z, vmax = quantize(mats, scale=scale, clip=100.0 if scale == "linear" else CLIP)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
                         horizontal_spacing=0.01, vertical_spacing=0.04)
     for k in range(len(mats)):
-        fig.add_trace(go.Heatmap(z=z[k], coloraxis="coloraxis", name=titles[k],
-                                 hovertemplate=titles[k] + "<br>row %{y}, col %{x}: level %{z}<extra></extra>"),
+        fig.add_trace(go.Heatmap(z=z[k], customdata=mats[k].astype(np.float32), coloraxis="coloraxis", name=titles[k],
+                                 hovertemplate=titles[k] + "<br>row %{y}, col %{x}: mean weight "
+                                 "%{customdata:.4f}<extra></extra>"),
                       row=k // cols + 1, col=k % cols + 1)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     fig.update_annotations(font_size=10)
-    fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=0, cmax=255, colorbar=level_colorbar(vmax)),
+    fig.update_layout(coloraxis=dict(colorscale=colorscale, cmin=0, cmax=255,
+                                     colorbar=level_colorbar(vmax, scale=scale, clipped=bool(mats.max() > vmax))),
                       height=height, title=title, margin=dict(l=10, r=10, t=60, b=10))
     return fig
 
 
 def head_grid(trace, layer: int, *, hide_special: bool = False,
               sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-              max_bins: int = 96, cols: int = 4) -> go.Figure:
+              max_bins: int = 96, cols: int = 4, scale: str = "log") -> go.Figure:
     """All heads of one layer, each block-averaged to at most ``max_bins``² cells."""
     index = token_index(trace, hide_special, sentence_range)
     a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
@@ -117,10 +120,11 @@ def head_grid(trace, layer: int, *, hide_special: bool = False,
     h = len(mats)
     rows = -(-h // cols)
     return _grid(mats, [f"head {k + 1}" for k in range(h)], rows, cols, colorscale, 230 * rows,
-                 f"BERT layer {layer + 1}: all {h} heads ({len(index)} tokens, pooled to {mats.shape[-1]} bins)")
+                 f"BERT layer {layer + 1}: all {h} heads ({len(index)} tokens, pooled to {mats.shape[-1]} bins)", scale)
 
 
-def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: str = "token") -> go.Figure:
+def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: str = "token",
+             scale: str = "log") -> go.Figure:
     """All layers × heads: rows = layers, columns = heads. ``level="sentence"`` shows
     sentence × sentence attention mass instead of pooled tokens."""
     L, H = trace.bert_attention.shape[:2]
@@ -131,7 +135,7 @@ def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: s
         mats = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
     titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
     return _grid(mats, titles, L, H, colorscale, 95 * L + 80,
-                 f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})")
+                 f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})", scale)
 
 
 def sentence_mass(a: np.ndarray, token_sentence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,7 +158,7 @@ def sentence_matrix(trace, layer: int, head: int | None) -> tuple[np.ndarray, np
 def sentence_heatmap(trace, layer: int, head: int | None, *, colorscale: str = "Viridis",
                      height: int = 560) -> go.Figure:
     m, sents = sentence_matrix(trace, layer, head)
-    z, vmax = quantize(m)
+    z, vmax = quantize(m)  # sentence mass: few cells, linear reads fine
     labels = np.array([sentence_label(trace, int(i), 28) for i in sents], dtype=object)
     name = "mean of heads" if head is None else f"head {head + 1}"
     fig = go.Figure(go.Heatmap(

@@ -1,9 +1,18 @@
-"""Helpers shared by the figure functions: quantisation, labels, pooling.
+"""Helpers shared by the figure functions: quantisation, labels, pooling, escaping.
 
 Every array handed to Plotly is a NumPy array (uint8 or float32) so Plotly serialises it as a
 base64 typed array instead of a JSON list of numbers.
+
+Document text is always shown as text: Plotly reads a subset of HTML in every label, title and
+hover (``<b>``, ``<a href>``, …), so figure functions pass text through ``plotly_text``;
+Streamlit reads Markdown (and LaTeX, colour directives) in widget labels and options, so pages
+pass it through ``markdown_text``. Numbering in the interface is 1-based (sentences, tokens,
+layers, heads); arrays and JSON stay 0-based.
 """
 from __future__ import annotations
+
+import html
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -18,29 +27,94 @@ def to_numpy(x) -> np.ndarray:
     return x.astype(np.float32) if x.dtype in (np.float16, np.float64) else x
 
 
-def quantize(p: np.ndarray, vmax: float | None = None) -> tuple[np.ndarray, float]:
-    """Probabilities in [0, vmax] → uint8 levels 0..255 (level = round(255 · p / vmax)).
+# Colour mappings of attention weights. On real articles (300-500 tokens) a few weights near 1
+# (on [CLS], [SEP], full stops) set a linear scale and ~98% of the cells fall in its darkest
+# tenth; clipped at the 99.5th percentile, √ leaves 53-59% there and log 26-31%, with 0.5% of
+# the cells saturated (scripts/contrast.py prints these shares). Log is the default; hover
+# always shows the true weight.
+SCALES = ("log", "sqrt", "linear")
+LOG_RANGE = 1000.0  # the log scale spans three decades below the clip value
+CLIP = 99.5  # percentile of the map that gets the top colour (the few larger weights saturate)
+
+
+def _forward(x: np.ndarray, scale: str) -> np.ndarray:
+    """x = weight / vmax in [0, 1] → position on the colour scale in [0, 1]."""
+    if scale == "sqrt":
+        return np.sqrt(x)
+    if scale == "log":
+        return np.log1p(x * LOG_RANGE) / np.log1p(LOG_RANGE)
+    if scale != "linear":
+        raise ValueError(f"unknown colour scale mapping {scale!r} ({', '.join(SCALES)})")
+    return x
+
+
+def _inverse(y: np.ndarray, scale: str) -> np.ndarray:
+    if scale == "sqrt":
+        return y ** 2
+    if scale == "log":
+        return np.expm1(y * np.log1p(LOG_RANGE)) / LOG_RANGE
+    return y
+
+
+def quantize(p: np.ndarray, vmax: float | None = None, scale: str = "linear",
+             clip: float = 100.0) -> tuple[np.ndarray, float]:
+    """Weights → uint8 colour levels 0..255: level = round(255 · f(min(p, vmax) / vmax)), f the
+    ``scale`` mapping; vmax = the ``clip`` percentile of p unless given (100 = the maximum).
 
     Returns (levels, vmax). A 512×512 attention map is 256 KiB as uint8 instead of 1 MiB as
     float32 (and ~5 MB as a JSON list of floats).
     """
     p = np.asarray(p, dtype=np.float32)
     if vmax is None:
-        vmax = float(p.max()) if p.size else 1.0
-    vmax = vmax if vmax > 0 else 1.0
-    return np.clip(np.rint(p * (255.0 / vmax)), 0, 255).astype(np.uint8), vmax
+        vmax = float(np.percentile(p, clip) if clip < 100 else p.max()) if p.size else 1.0
+    vmax = vmax if vmax > 0 else float(p.max()) if p.size and p.max() > 0 else 1.0
+    y = _forward(np.clip(p / np.float32(vmax), 0, 1), scale)
+    return np.rint(y * 255).astype(np.uint8), vmax
 
 
-def level_colorbar(vmax: float, title: str = "weight", n: int = 5) -> dict:
-    """A colourbar over uint8 levels whose tick labels show the true values."""
+def level_colorbar(vmax: float, title: str = "weight", n: int = 5, scale: str = "linear",
+                   clipped: bool = False) -> dict:
+    """A colourbar over uint8 levels whose tick labels show the true values (the top one "≥"
+    when larger weights were clipped to it)."""
     levels = np.linspace(0, 255, n)
-    return dict(title=dict(text=title), tickmode="array", tickvals=levels.astype(np.float32),
-                ticktext=[f"{vmax * v / 255:.3g}" for v in levels], thickness=12)
+    weights = vmax * _inverse(levels / 255, scale)
+    text = [f"{w:.2g}" for w in weights]
+    text[-1] = f"≥ {text[-1]}" if clipped else text[-1]
+    name = {"log": "log scale", "sqrt": "√ scale", "linear": ""}[scale]
+    return dict(title=dict(text=title + (f"<br>({name})" if name else "")), tickmode="array",
+                tickvals=levels.astype(np.float32), ticktext=text, thickness=12)
 
 
-def token_labels(tokens, index) -> np.ndarray:
-    """Unique axis labels ``"12 the"`` (Plotly merges duplicate categories, tokens repeat)."""
-    return np.array([f"{i} {tokens[i]}" for i in index], dtype=object)
+def percent_digits(p: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] → uint8 [..., 2]: the percent's integer part and its two decimals, so
+    a hover ``%{customdata[0]}.%{customdata[1]:02d} %`` shows the weight to 0.01 % for 2 bytes a
+    cell (float32 would take 4)."""
+    n = np.rint(np.clip(np.asarray(p, dtype=np.float32), 0, 1) * 10000).astype(np.int32)
+    return np.stack([n // 100, n % 100], -1).astype(np.uint8)
+
+
+PERCENT_HOVER = "%{customdata[0]}.%{customdata[1]:02d} %"
+
+
+def plotly_text(text):
+    """Text (or an array of texts) as Plotly shows it literally: its HTML subset escaped."""
+    if isinstance(text, np.ndarray):
+        return np.array([html.escape(str(t), quote=False) for t in text.ravel()], dtype=object).reshape(text.shape)
+    return html.escape(str(text), quote=False)
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=^\"'/])")
+
+
+def markdown_text(text: str) -> str:
+    """Text as a Streamlit widget label or option shows it literally: every Markdown, LaTeX and
+    colour-directive character backslash-escaped (CommonMark escapes any ASCII punctuation)."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
+
+
+def token_labels(tokens, index, escape=plotly_text) -> np.ndarray:
+    """Unique axis labels ``"12 the"`` (1-based; Plotly merges duplicate categories, tokens repeat)."""
+    return np.array([escape(f"{i + 1} {tokens[i]}") for i in index], dtype=object)
 
 
 def preview(text: str, n: int = 40) -> str:
@@ -48,10 +122,10 @@ def preview(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def sentence_label(trace, i: int, n: int = 32) -> str:
-    """``"★ 3: The quick brown…"`` for summary sentence ``i`` (★ = selected)."""
+def sentence_label(trace, i: int, n: int = 32, escape=plotly_text) -> str:
+    """``"★ 4: The quick brown…"`` for summary sentence ``i`` (1-based; ★ = selected)."""
     mark = SELECTED_MARK + " " if i in trace.summary.selected else ""
-    return f"{mark}{i}: {preview(trace.summary.sentences[i], n)}"
+    return escape(f"{mark}{i + 1}: {preview(trace.summary.sentences[i], n)}")
 
 
 def input_labels(trace, n: int = 30) -> np.ndarray:

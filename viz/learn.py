@@ -10,15 +10,19 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import to_numpy, token_labels
+from .common import plotly_text, to_numpy, token_labels
 
 
-def attention_steps(trace, layer: int, head: int, query: int) -> dict[str, np.ndarray | float]:
-    """Every intermediate of softmax(q Kᵀ/√d + m) V for query token ``query`` (float32)."""
+def attention_steps(trace, layer: int, head: int, query: int, causal: bool = False) -> dict[str, np.ndarray | float]:
+    """Every intermediate of softmax(q Kᵀ/√d + m) V for query token ``query`` (float32). With
+    ``causal`` the mask also hides every key after the query, as a decoder's look-ahead mask
+    would (Vaswani et al. 2017, §3.2.3); BERT's own weights (``captured``) had no such mask."""
     q = to_numpy(trace.bert_query[layer, head, query])     # [dh]
     K = to_numpy(trace.bert_key[layer, head])              # [T, dh]
     V = to_numpy(trace.bert_value[layer, head])            # [T, dh]
     mask = to_numpy(trace.extended_mask).astype(np.float32)   # [T] 0 / -10000
+    if causal:
+        mask = mask + np.where(np.arange(len(mask)) > query, np.float32(-10000.0), np.float32(0.0))
     d = q.shape[-1]
     logits = K @ q                                         # [T] q · k_j
     scaled = logits / np.float32(np.sqrt(d))               # [T]
@@ -78,20 +82,22 @@ def key_bars(values: np.ndarray, tokens, title: str, *, y_title: str = "", compa
     return fig
 
 
-def step_figures(trace, layer: int, head: int, query: int) -> dict[str, go.Figure]:
+def step_figures(trace, layer: int, head: int, query: int, causal: bool = False) -> dict[str, go.Figure]:
     """The figures of the step-through, keyed by step name, plus nothing else (no Streamlit)."""
-    s = attention_steps(trace, layer, head, query)
+    s = attention_steps(trace, layer, head, query, causal)
     tok = trace.tokens
-    qname = f"“{tok[query]}” (token {query})"
+    qname = plotly_text(f"“{tok[query]}” (token {query + 1})")
+    mask = ("3. + causal mask (−10000 for every key after the query, as in a decoder)" if causal
+            else "3. + mask (0 for real tokens, −10000 for padding)")
+    probs = ("4. softmax with the causal mask: later keys get 0 (red dots: BERT's own weights, which see them)"
+             if causal else "4. softmax → attention weights (sum to 1)")
     return {
         "q": vector_figure(s["q"], f"Query vector q of {qname}, {int(s['d'])} dims"),
         "K": matrix_figure(s["K"], tok, "Key vectors K (one row per token)", highlight=query),
         "logits": key_bars(s["logits"], tok, "1. q · kⱼ for every key token j", y_title="q·k"),
         "scaled": key_bars(s["scaled"], tok, f"2. ÷ √d = ÷ {np.sqrt(s['d']):.2f}", y_title="q·k/√d"),
-        "masked": key_bars(s["masked"], tok, "3. + mask (0 for real tokens, −10000 for padding)",
-                           y_title="+ mask"),
-        "probs": key_bars(s["probs"], tok, "4. softmax → attention weights (sum to 1)", y_title="weight",
-                          compare=s["captured"], fmt=".4f"),
+        "masked": key_bars(s["masked"], tok, mask, y_title="+ mask"),
+        "probs": key_bars(s["probs"], tok, probs, y_title="weight", compare=s["captured"], fmt=".4f"),
         "V": matrix_figure(s["V"], tok, "Value vectors V (one row per token)"),
         "out": vector_figure(s["out"], f"5. Σⱼ weightⱼ · vⱼ: the output of this head for {qname}"),
     }

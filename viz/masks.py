@@ -109,13 +109,86 @@ def sentence_pe_heatmap(trace) -> go.Figure:
 
 
 def position_embedding_heatmap(trace) -> go.Figure:
-    """BERT's learned absolute position embeddings (Devlin et al. 2019, Fig. 2), rows 0..T-1."""
+    """BERT's learned absolute position embeddings (Devlin et al. 2019, Fig. 2), rows 0..T-1.
+    A few dimensions hold values ten times the rest; the colour range is clipped at the 99th
+    percentile of |value| so the typical rows show their pattern (hover: the true value)."""
     pos = to_numpy(trace.position_embeddings).astype(np.float32)     # [T, D]
-    lim = float(np.abs(pos).max()) or 1.0
+    lim = float(np.percentile(np.abs(pos), 99)) or 1.0
     fig = go.Figure(go.Heatmap(z=pos, colorscale="RdBu", zmin=-lim, zmax=lim,
+                               colorbar=dict(title=dict(text=f"value<br>(clipped at ±{lim:.2f})"), thickness=12),
                                hovertemplate="position %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"))
     fig.update_layout(title=f"BERT learned position embeddings, positions 0–{len(pos) - 1}", height=460,
                       margin=dict(l=10, r=10, t=40, b=10))
     fig.update_xaxes(title="dimension")
     fig.update_yaxes(title="token position", autorange="reversed")
+    return fig
+
+
+# ---------------------------------------------------------------- a padded batch (BertSum's training input)
+
+def _doc_axis(n: int) -> np.ndarray:
+    return np.array([f"document {b + 1}" for b in range(n)], dtype=object)
+
+
+def batch_mask_heatmap(batch, which: str = "padding") -> go.Figure:
+    """One of the batch's masks, one row per document: ``padding`` (attention_mask, 1 = real
+    token), ``additive`` (extended mask, 0 / −10000 on the logits), ``cls`` (mask_cls, 1 = real
+    sentence) or ``inter`` (the sentence encoder's ~mask_cls, 1 = masked)."""
+    spec = {"padding": (batch.attention_mask, "token", "Padding mask (attention_mask): 1 = real token, 0 = padding", "Blues", 0, 1),
+            "additive": (batch.extended_mask, "token", "Additive mask on BERT's attention logits: 0 = keep, −10000 = padding",
+                         "Reds_r", -10000, 0),
+            "cls": (batch.cls_mask, "sentence", "[CLS] mask (mask_cls): 1 = a real sentence, 0 = a padded slot", "Blues", 0, 1),
+            "inter": (batch.inter_mask, "sentence", "Sentence encoder's key mask (~mask_cls): 1 = masked", "Reds", 0, 1)}
+    m, unit, title, colorscale, zmin, zmax = spec[which]
+    z = m.astype(np.float32) if which == "additive" else m.astype(np.uint8)
+    fig = go.Figure(go.Heatmap(z=z, y=_doc_axis(len(m)), colorscale=colorscale, zmin=zmin, zmax=zmax,
+                               hovertemplate="%{y}, " + unit + " %{x}<br>%{z}<extra></extra>", xgap=0))
+    fig.update_layout(title=title, height=90 + 36 * len(m), margin=dict(l=10, r=10, t=40, b=30))
+    fig.update_xaxes(title=f"{unit} position")
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def batch_attention_row(batch, doc: int, head: int, query: int = 0) -> go.Figure:
+    """One attention row of a padded document in the batch: the weights query token ``query``
+    gives every key, padding included (shaded) — the additive mask leaves padded keys ≈ 0."""
+    a = batch.bert_attention[doc, head, query].astype(np.float32)  # [T]
+    real = batch.attention_mask[doc]
+    n = int(real.sum())
+    fig = go.Figure(go.Bar(x=np.arange(1, len(a) + 1, dtype=np.int32), y=a, marker_color=np.where(real, "#1f77b4", "#d62728"),
+                           hovertemplate="key %{x}<br>weight %{y:.2e}<extra></extra>"))
+    if n < len(a):
+        fig.add_vrect(x0=n + 0.5, x1=len(a) + 0.5, fillcolor="rgba(214,39,40,0.12)", line_width=0,
+                      annotation_text=f"padding: {len(a) - n} keys, total weight {a[n:].sum():.1e}",
+                      annotation_position="top left")
+    fig.update_layout(title=f"Document {doc + 1}, BERT layer {batch.layer + 1} head {head + 1}: attention of token "
+                            f"{query + 1} over all {len(a)} key positions", height=260,
+                      margin=dict(l=10, r=10, t=40, b=30), bargap=0)
+    fig.update_xaxes(title="key token position")
+    fig.update_yaxes(title="weight")
+    return fig
+
+
+# ---------------------------------------------------------------- encoder vs decoder (causal) mask
+
+def causal_mask(n: int) -> np.ndarray:
+    """The look-ahead mask of a Transformer decoder (Vaswani et al. 2017, §3.2.3): query i may not
+    see keys j > i; [n, n] float32 additive, 0 or −10000 (BERT, an encoder, has no such mask)."""
+    return np.triu(np.full((n, n), -10000.0, dtype=np.float32), 1)
+
+
+def mask_matrix(trace, n: int = 40, causal: bool = False) -> go.Figure:
+    """The additive mask over the first n query × key tokens: BERT's (padding only: all 0 for one
+    document) or, with ``causal``, what a decoder would add to hide the future."""
+    n = min(n, len(trace.tokens))
+    m = np.broadcast_to(trace.extended_mask[None, :n], (n, n)).astype(np.float32)
+    if causal:
+        m = m + causal_mask(n)
+    labels = token_labels(trace.tokens, range(n))
+    fig = go.Figure(go.Heatmap(z=m, x=labels, y=labels, colorscale="Reds_r", zmin=-10000, zmax=0,
+                               hovertemplate="query %{y}<br>key %{x}<br>added %{z}<extra></extra>"))
+    kind = "decoder (causal): the future is hidden" if causal else "encoder (BERT): every token sees every token"
+    fig.update_layout(title=f"Mask added to the logits, {kind}", height=460, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_xaxes(type="category", tickangle=-90, title="key token")
+    fig.update_yaxes(type="category", autorange="reversed", title="query token")
     return fig

@@ -1,0 +1,88 @@
+"""Links that restore the view: the settings of the shown result and the pickers in the URL's
+query parameters, read back when a session opens such a link.
+
+    /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
+
+``doc`` is an example's file name, or ``id:`` + the first 16 hex digits of the text's SHA-256
+for a pasted or uploaded document, which the server keeps (pages.common.document_store) as long
+as it has room; a link to one it no longer holds says so. Layers and heads are 1-based, as shown.
+The page is the URL's path (st.navigation)."""
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from pages import state
+
+# query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,
+# "head" = an index or "mean" (None), "text" = as is
+PICKERS = {"layer": ("bert_layer", "index"), "head": ("bert_head", "head"), "view": ("bert_view", "text"),
+           "colors": ("bert_colors", "text"), "scale": ("bert_scale", "text"),
+           "ilayer": ("inter_layer", "index"), "ihead": ("inter_head", "head")}
+READ = "_link_read"
+
+
+def doc_id(text: str) -> str:
+    return "id:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _to_url(value, kind: str) -> str:
+    if kind == "head" and value is None:
+        return "mean"
+    return str(value + 1) if kind in ("index", "head") else str(value)
+
+
+def _from_url(value: str, kind: str):
+    if kind == "head" and value == "mean":
+        return None
+    return int(value) - 1 if kind in ("index", "head") else value
+
+
+def restore(examples: dict, store) -> dict | None:
+    """Once per session: the settings a link carries, written into the session's widgets and
+    returned as Summarize parameters (None: no link, or its document is not here; then
+    the error says why)."""
+    if st.session_state.get(READ):
+        return None
+    st.session_state[READ] = True
+    q = st.query_params
+    ref = q.get("doc")
+    if not ref:
+        return None
+    by_stem = {path.stem: path for path in examples.values()}
+    if ref in by_stem:
+        text = by_stem[ref].read_text(encoding="utf-8")
+        st.session_state["example"] = next(name for name, p in examples.items() if p.stem == ref)
+    else:
+        text = store.peek(ref)
+        if text is None:
+            state.set_error("This link's document is no longer on this server (it keeps the documents "
+                            "pasted most recently): paste the text again and click Summarize.")
+            return None
+    try:
+        st.session_state.update(document=text, k=int(q.get("k", 3)), block_trigram=q.get("tb", "1") == "1")
+        if q.get("w"):
+            st.session_state["weights"] = q["w"]
+        for name, (key, kind) in PICKERS.items():
+            if name in q:
+                st.session_state[key] = _from_url(q[name], kind)
+                state.keep(key)
+    except ValueError:
+        state.set_error("This link's settings could not be read; showing the document with the defaults.")
+    return dict(text=text, k=st.session_state.get("k", 3), block_trigram=st.session_state.get("block_trigram", True))
+
+
+def sync(examples: dict) -> None:
+    """Write the shown result's settings and the current pickers into the URL."""
+    params = state.params()
+    if params is None:
+        return
+    stems = {p.read_text(encoding="utf-8"): p.stem for p in examples.values()}
+    want = {"doc": stems.get(params["text"], doc_id(params["text"])), "k": str(params["k"]),
+            "tb": "1" if params["block_trigram"] else "0", "w": params["weights"]}
+    for name, (key, kind) in PICKERS.items():
+        if key in st.session_state:
+            want[name] = _to_url(st.session_state[key], kind)
+    if dict(st.query_params) != want:
+        st.query_params.from_dict(want)
