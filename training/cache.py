@@ -4,7 +4,8 @@ stored as float16 shards, so training only runs the layers it updates (and the s
     python -m training.cache --split cnndm-train --n 12000 --layer 6 [--worker 0 --workers 2]
 
 Shards are written whole and their index (.json) last, atomically: an interrupted run
-resumes by skipping the shards whose index exists.
+resumes by skipping the shards whose index exists and holds all its documents (the last shard
+of a smaller ``--n`` is rebuilt when ``--n`` grows).
 """
 from __future__ import annotations
 
@@ -89,6 +90,19 @@ def read_shard(path: Path) -> list[Cached]:
     return out
 
 
+def shard_done(path: Path, first: int, n: int) -> bool:
+    """Is shard ``path`` on disk, holding docs first .. first+n-1? A shorter one (the last shard
+    of a smaller --n) is rebuilt; one starting elsewhere (another --shard-size) is an error."""
+    index = path.with_suffix(".json")
+    if not index.exists():
+        return False
+    docs = [m["doc"] for m in json.loads(index.read_text())]
+    if docs[:1] != [first]:
+        raise ValueError(f"{index} starts at document {docs[:1]}, expected {first}: another --shard-size? "
+                         "use its own --cache directory")
+    return len(docs) >= n
+
+
 def shard_path(cache_dir: Path, split: str, layer: int, i: int) -> Path:
     return Path(cache_dir) / f"{split}_L{layer}" / f"shard_{i:04d}"
 
@@ -120,10 +134,10 @@ def main(argv=None):
     n_shards = (len(docs) + args.shard_size - 1) // args.shard_size
     for i in tqdm(range(args.worker, n_shards, args.workers), desc=f"cache {args.split}", file=sys.stderr):
         path = shard_path(Path(args.cache), args.split, args.layer, i)
-        if path.with_suffix(".json").exists():
+        lo = i * args.shard_size
+        if shard_done(path, lo, min(args.shard_size, len(docs) - lo)):
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        lo = i * args.shard_size
         write_shard(path, summarizer, docs[lo: lo + args.shard_size], lo, args.layer)
     print(f"done in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
 

@@ -19,6 +19,7 @@ repository root) is only the command lines' default.
 from __future__ import annotations
 
 import gzip
+import re
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,3 +96,74 @@ def named_split(name: str, data_dir: str | Path, n: int | None = None) -> list[D
     if name.startswith("bbc-"):
         return bbc_docs(data_dir, name[4:])[:n]
     raise ValueError(f"unknown split {name!r}")
+
+
+# ---------------------------------------------------------------- detokenized ("raw") text
+
+_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}",
+             "``": '"', "''": '"'}
+_NO_SPACE_BEFORE = {".", ",", ";", ":", "?", "!", ")", "]", "}", "%", "...", "…"}
+_NO_SPACE_AFTER = {"(", "[", "{", "$", "£", "€", "#"}
+_CLITIC = re.compile(r"^(?:['’](?:s|re|ve|m|ll|d)|n['’]t)$")
+_SENTENCE_END = {".", "?", "!", "...", "…"}
+
+
+def raw_text(ptb: str) -> str:
+    """A deterministic detokenization of lowercased PTB-tokenized text, approximating what a
+    user would paste: PTB brackets and quotes back to characters (-lrb- → "(", `` and '' → ");
+    no space before , . ; : ? ! ) % ... and clitics ('s, n't, 're, ...) nor after ( [ $ £ €;
+    hyphenated words rejoined (``35 - year - old`` → ``35-year-old``); straight quotes " and '
+    attached by parity (a lone ' after a word ending in s, outside a quote and before a word,
+    is a plural possessive: ``st james' park``); ‘ “ open and ’ ” close. Capitals: the first
+    word outside brackets of the text and after each sentence-final PTB token (. ? ! ... as
+    tokens of their own), the pronoun "i" and "cnn" (``( cnn ) -- the`` → ``(CNN) -- The``).
+    Everything else stays as it is (``--``, abbreviations such as ``u.s.``, names: the original
+    casing is lost). Not sacremoses: no extra dependency, and the rules are the ones above."""
+    toks = []
+    for t in ptb.split():
+        t = _BRACKETS.get(t, t)
+        if t == "s" and toks and toks[-1] == "'":  # "u.s. ' s" → "u.s. 's"
+            toks[-1] = "'s"
+        else:
+            toks.append(t)
+    out: list[str] = []      # tokens
+    glue: list[bool] = []    # glue[i]: no space between token i-1 and token i
+    open_dq = open_sq = glue_next = False
+    capital, depth = True, 0
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else ""
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        attach_prev = attach_next = False
+        if t in _NO_SPACE_BEFORE or _CLITIC.match(t):
+            attach_prev = True
+        elif t == "-" and prev[-1:].isalnum() and nxt[:1].isalnum():
+            attach_prev = attach_next = True
+        elif t == '"':
+            attach_prev, attach_next = open_dq, not open_dq
+            open_dq = not open_dq
+        elif t == "'":
+            if open_sq:
+                attach_prev, open_sq = True, False
+            elif prev.endswith("s") and prev.isalnum() and nxt[:1].isalnum():
+                attach_prev = True  # plural possessive: "the parents ' house"
+            else:
+                attach_next, open_sq = True, True
+        elif t in ("‘", "“"):
+            attach_next = True
+        elif t in ("’", "”"):
+            attach_prev = True
+        elif t in _NO_SPACE_AFTER:
+            attach_next = True
+        depth = max(0, depth + (t in ("(", "[", "{")) - (t in (")", "]", "}")))
+        word = {"i": "I", "cnn": "CNN"}.get(t, t)
+        if capital and depth == 0 and word[:1].isalnum():  # not inside a bracket: "(CNN) -- The"
+            word = word[:1].upper() + word[1:]
+            capital = False
+        if t in _SENTENCE_END:
+            capital = True
+        out.append(word)
+        glue.append(attach_prev or (bool(glue) and glue_next))
+        glue_next = attach_next
+    if glue:
+        glue[0] = True
+    return "".join(("" if g else " ") + w for g, w in zip(glue, out))

@@ -1,9 +1,18 @@
 """ROUGE evaluation of the extractive summarizer and its baselines, same documents, same run.
 
-    python -m training.evaluate --data ../shared/data --out /tmp/eval.md
+    python -m training.evaluate --data ../shared/data --out /tmp/eval.md --json /tmp/eval.json
+    python -m training.evaluate --cnndm-n 300 --no-bbc --workers 1           # a few minutes
     python -m training.evaluate --cnndm-n 200 --no-bbc --systems lead oracle    # quick look
 
-ROUGE: ``training.metrics.rouge``.
+ROUGE: ``training.metrics.rouge_per_doc`` (rouge-score F1 x 100 of each document). Every row
+besides Lead-k also gets its per-document difference to Lead-k on the same documents (mean and
+percentile-bootstrap 95% interval over documents, ``training.metrics.bootstrap_ci``) and the
+share of documents whose selected set is exactly the Lead-k set ("= lead").
+
+Text forms (``--text-form``, CNN/DM only): ``ptb`` = the lowercased PTB-tokenized articles as
+stored; ``raw`` = a detokenized copy of each (``training.data.raw_text``), split into sentences
+by the app's splitter, with its own oracle labels; what users paste looks more like ``raw``.
+The reference highlights are the same in both (rouge-score lowercases and drops punctuation).
 
 Test sets (see training/data.py): CNN/DM = cnndm_val[2000:] (held out), top-3 with trigram
 blocking (Liu & Lapata 2019, §5.3); BBC = the ``test`` split, k = the reference's sentence
@@ -12,16 +21,20 @@ count, without trigram blocking (its references are long, verbatim-extractive).
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
 from model.summarizer import select, sentence_scores
 
-from .data import DEFAULT_DATA, Doc, named_split
-from .metrics import rouge
+from .data import DEFAULT_DATA, Doc, named_split, raw_text, sentences_of
+from .metrics import KEYS, bootstrap_ci, rouge_per_doc
+from .oracle import greedy_selection
 
 
 # ---------------------------------------------------------------- baselines (sentence indices)
@@ -139,25 +152,75 @@ def from_scores(scores: list, docs: list[Doc], block_trigram: bool):
     return pick
 
 
-def evaluate(docs: list[Doc], systems: dict, k_of) -> list[tuple[str, dict, float]]:
-    """[(name, rouge scores, docs per second)] for every system on the same documents."""
+def _rouge_words(text: str) -> str:
+    """rouge-score's view of a text (lowercase, non-alphanumerics → spaces), no stemming."""
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def raw_form(docs: list[Doc], k: int = 3) -> list[Doc]:
+    """The detokenized copy of CNN/DM documents: ``raw_text`` of the article, the app's
+    sentence split of that, the same reference, greedy-oracle labels recomputed on the new
+    sentences (both sides in rouge-score's lowercase alphanumeric words, so the capitals and
+    rejoined hyphens of the raw text do not cost the oracle)."""
+    out = []
+    for d in docs:
+        text = raw_text(d.text)
+        sents = sentences_of(text)
+        sel = set(greedy_selection([_rouge_words(s) for s in sents], [_rouge_words(r) for r in d.reference], k))
+        out.append(Doc(text, sents, d.reference, [int(i in sel) for i in range(len(sents))]))
+    return out
+
+
+def evaluate(docs: list[Doc], systems: dict, k_of) -> list[dict]:
+    """Every system on the same documents: [{name, per_doc [N, 3] (rouge1/2/Lsum F1 x 100),
+    picks (selected indices per document), docs_per_s (selection only)}]."""
     refs = [d.reference for d in docs]
     rows = []
     for name, select in systems.items():
         t0 = time.perf_counter()
-        preds = [[d.sentences[i].strip() for i in select(d, k_of(d))]
-                 for d in tqdm(docs, desc=name, file=sys.stderr, leave=False)]
+        picks = [tuple(select(d, k_of(d))) for d in tqdm(docs, desc=name, file=sys.stderr, leave=False)]
         rate = len(docs) / (time.perf_counter() - t0)
-        rows.append((name, rouge(preds, refs), rate))  # rate: selection only (model: see log)
-        print(f"{name}: " + " ".join(f"{k} {v:.2f}" for k, v in rows[-1][1].items())
+        per_doc = rouge_per_doc([[d.sentences[i].strip() for i in p] for d, p in zip(docs, picks)], refs)
+        rows.append({"name": name, "per_doc": per_doc, "picks": picks, "docs_per_s": rate})
+        print(f"{name}: " + " ".join(f"{k} {v:.2f}" for k, v in zip(KEYS, per_doc.mean(0)))
               + f" ({rate:.1f} docs/s)", file=sys.stderr)
     return rows
 
 
-def table(title: str, rows) -> str:
-    out = [f"**{title}**", "", "| system | ROUGE-1 | ROUGE-2 | ROUGE-Lsum |", "|---|---:|---:|---:|"]
-    for name, s, _ in rows:
-        out.append(f"| {name} | {s['rouge1']:.2f} | {s['rouge2']:.2f} | {s['rougeLsum']:.2f} |")
+def summarise(rows: list[dict], docs: list[Doc], k_of, lead_name: str, ci_n: int = 2000) -> list[dict]:
+    """Per system: mean ROUGE, difference to ``lead_name`` (mean, 95% bootstrap interval, per
+    ROUGE variant; paired by document) and the share of documents whose picks equal Lead-k."""
+    lead_sets = [tuple(lead(d, k_of(d))) for d in docs]
+    base = next((r["per_doc"] for r in rows if r["name"] == lead_name), None)
+    if base is None:  # Lead-k is the reference point of every difference: score it anyway
+        base = rouge_per_doc([[d.sentences[i].strip() for i in s] for d, s in zip(docs, lead_sets)],
+                             [d.reference for d in docs])
+    out = []
+    for r in rows:
+        entry = {"name": r["name"], "n_docs": len(docs),
+                 "rouge": {k: float(v) for k, v in zip(KEYS, r["per_doc"].mean(0))},
+                 "equals_lead": float(np.mean([tuple(sorted(p)) == s for p, s in zip(r["picks"], lead_sets)])),
+                 "delta_vs_lead": None}
+        if r["name"] != lead_name:
+            entry["delta_vs_lead"] = {k: dict(zip(("mean", "low", "high"),
+                                                  bootstrap_ci(r["per_doc"][:, j] - base[:, j], n=ci_n)))
+                                      for j, k in enumerate(KEYS)}
+        entry["per_doc"] = np.round(r["per_doc"], 3).tolist()
+        out.append(entry)
+    return out
+
+
+def table(title: str, summary: list[dict], lead_name: str) -> str:
+    out = [f"**{title}**", "",
+           f"| system | ROUGE-1 | ROUGE-2 | ROUGE-Lsum | Δ R1 vs {lead_name} [95% CI] | Δ R2 [95% CI] "
+           f"| Δ RLsum [95% CI] | = lead |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for e in summary:
+        s, d = e["rouge"], e["delta_vs_lead"]
+        deltas = (["—"] * 3 if d is None else
+                  [f"{d[k]['mean']:+.2f} [{d[k]['low']:+.2f}, {d[k]['high']:+.2f}]" for k in KEYS])
+        out.append(f"| {e['name']} | {s['rouge1']:.2f} | {s['rouge2']:.2f} | {s['rougeLsum']:.2f} | "
+                   + " | ".join(deltas) + f" | {100 * e['equals_lead']:.1f}% |")
     return "\n".join(out) + "\n"
 
 
@@ -171,8 +234,12 @@ def main(argv=None):
     ap.add_argument("--no-cnndm", action="store_true")
     ap.add_argument("--no-bbc", action="store_true")
     ap.add_argument("--workers", type=int, default=1, help="model processes (1 torch thread each)")
-    ap.add_argument("--out", default=None, help="write the markdown table here")
+    ap.add_argument("--text-form", choices=("ptb", "raw", "both"), default="both",
+                    help="CNN/DM articles as stored (PTB), a detokenized copy (raw), or both tables")
+    ap.add_argument("--out", default=None, help="write the markdown tables here")
+    ap.add_argument("--json", default=None, help="write every number (also per document) here as JSON")
     args = ap.parse_args(argv)
+    args.systems += [s for s in ("lead", "oracle") if s not in args.systems]  # always in the same run
     torch.set_num_threads(1)
 
     notes = []
@@ -196,26 +263,53 @@ def main(argv=None):
                      "leadfed": f"Lead-{k_label} of sentences >= 5 words, trigram blocking"}[n]] = BASELINES[n]
         return out
 
-    md = [f"Command: `python -m training.evaluate {' '.join(argv if argv is not None else sys.argv[1:])}`", ""]
-    if not args.no_cnndm:
-        docs = named_split("cnndm-test", args.data, args.cnndm_n)
-        rows = evaluate(docs, systems(docs, "3", True), lambda d: 3)
-        md.append(table(f"CNN/DM held-out test ({len(docs)} documents of cnndm_val, see model/data.py), top-3", rows))
-        md += notes + [""]
+    cmd = f"python -m training.evaluate {' '.join(argv if argv is not None else sys.argv[1:])}"
+    md = [f"Command: `{cmd}`", "",
+          "Δ: per-document difference to Lead-k on the same documents, mean and 95% percentile-bootstrap "
+          "interval over documents (2,000 resamples, seed 0). = lead: share of documents whose selected "
+          "sentences are exactly the first k.", ""]
+    dump = {"command": cmd, "tables": []}
+
+    def report(dataset, form, title, docs, k_label, block_trigram, k_of, extra=(), bbc=False):
+        lead_name = f"Lead-{k_label}"
+        rows = evaluate(docs, systems(docs, k_label, block_trigram, bbc), k_of)
+        summary = summarise(rows, docs, k_of, lead_name)
+        md.append(table(title, summary, lead_name))
+        md.extend(list(extra) + notes + [""])
+        dump["tables"].append({"dataset": dataset, "text_form": form, "title": title, "n_docs": len(docs),
+                               "notes": list(extra) + notes, "systems": summary})
         notes.clear()
+
+    if not args.no_cnndm:
+        ptb = named_split("cnndm-test", args.data, args.cnndm_n)
+        forms = ["ptb", "raw"] if args.text_form == "both" else [args.text_form]
+        for form in forms:
+            docs, extra = ptb, []
+            if form == "raw":
+                docs = raw_form(ptb)
+                same = np.mean([len(a.sentences) == len(b.sentences) for a, b in zip(ptb, docs)])
+                extra = [f"Raw form: `training.data.raw_text` of each article, split by `model.text.split_sentences`: "
+                         f"{sum(len(d.sentences) for d in docs)} sentences ({sum(len(d.sentences) for d in ptb)} in "
+                         f"the PTB form); {100 * same:.1f}% of the documents have as many sentences as their PTB form. "
+                         "Oracle labels recomputed on these sentences."]
+            name = {"ptb": "PTB-tokenized, lowercased, as stored", "raw": "detokenized (raw-looking) copy"}[form]
+            report("cnndm-test", form, f"CNN/DM held-out test ({len(docs)} documents of cnndm_val, see "
+                   f"training/data.py), {name}, top-3", docs, "3", True, lambda d: 3, extra)
     if not args.no_bbc:
         docs = named_split("bbc-test", args.data)
         if "longest" not in args.systems:
             args.systems.append("longest")
-        rows = evaluate(docs, systems(docs, "k", False, bbc=True), lambda d: len(d.reference))
-        md.append(table(f"BBC News Summary test split ({len(docs)} documents), k = reference sentences",
-                        rows))
-        md += notes + [""]
+        report("bbc-test", "original", f"BBC News Summary test split ({len(docs)} documents, original text), "
+               "k = reference sentences", docs, "k", False, lambda d: len(d.reference), bbc=True)
     text = "\n".join(md)
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dump, f)
+    return dump
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ labels, on a CPU.
 
 BertSumExt (Liu & Lapata 2019, §3.2) fine-tunes all of BERT with a binary cross-entropy loss
 on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L], run them once per
-document and cache their output (``python -m model.data``, float16 on disk), then train
+document and cache their output (``python -m training.cache``, float16 on disk), then train
 layers[L:] + the inter-sentence encoder from the cache. The shipped weights took two stages:
 ``--layer 6`` (the defaults: backbone frozen, only the scorer trains), then ``--layer 4
 --init`` that checkpoint (layers 4-5 fine-tuned with it). With [CLS] pooling and L < 6 the
@@ -16,9 +16,11 @@ attention output or feed-forward for other tokens).
     python -m training.train --mix bbc-train --valid-bbc          # the defaults are the shipped recipe
     python -m training.train --smoke                                           # tests/test_train.py
 
-Resumable (``--resume`` continues from ``--run-dir``/state.pt, written at every validation),
-deterministic for a seed (one thread), tqdm progress on stderr, loss and validation ROUGE
-logged to ``--run-dir``/log.jsonl. The best checkpoint by validation ROUGE goes to ``--out``.
+Resumable: ``--resume`` continues from ``--run-dir``/state.pt (written atomically at every log
+step, ``--log-every``, and validation) and gives the same weights, log and checkpoint as an
+uninterrupted run (tests/test_evaluate.py). Deterministic for a seed (one thread), tqdm
+progress on stderr, loss and validation ROUGE logged to ``--run-dir``/log.jsonl. The best
+checkpoint by validation ROUGE goes to ``--out``.
 model/weights/README.md has the exact commands of the shipped weights and the runs before.
 """
 from __future__ import annotations
@@ -131,6 +133,14 @@ def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc
     return {"valid_loss": loss / max(n, 1), **rouge(preds, refs)}
 
 
+def truncate_log(log_file: Path, step: int) -> None:
+    """Keep the log entries up to ``step`` (the resumed state's): a run killed after logging
+    steps it then redoes would log them twice."""
+    if log_file.exists():
+        lines = [ln for ln in log_file.read_text().splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
+        log_file.write_text("".join(ln + "\n" for ln in lines))
+
+
 def read_split(cache: Path, split: str, layer: int) -> list[Cached]:
     """Every cached shard of a (small) split, in order."""
     out, i = [], 0
@@ -189,15 +199,25 @@ def train(args) -> dict:
     run.mkdir(parents=True, exist_ok=True)
     state_file, log_file = run / "state.pt", run / "log.jsonl"
 
-    state = {"step": 0, "docs_done": 0, "best": -1.0, "seconds": 0.0}
+    state = {"step": 0, "docs_done": 0, "best": -1.0, "seconds": 0.0, "legs": []}
     if args.resume and state_file.exists():
         saved = torch.load(state_file, weights_only=False)
-        model.load_state_dict(saved["model"], strict=False)
+        if set(saved["model"]) != set(params):  # e.g. another --layer: nothing would load silently
+            raise ValueError(f"{state_file} holds {len(saved['model'])} tensors, this run trains {len(params)} "
+                             "(different --layer?): resume with the run's own settings")
+        with torch.no_grad():
+            for n, p in params.items():
+                p.copy_(saved["model"][n])
         opt.load_state_dict(saved["optimizer"])
-        state = saved["state"]
+        state = {"legs": [], **saved["state"]}
+        truncate_log(log_file, state["step"])  # entries logged after the state was saved are redone
         print(f"resumed at step {state['step']} ({state['docs_done']} docs)", file=sys.stderr)
     elif log_file.exists():
         log_file.unlink()
+    # every start of the run: its command and where it started (the compute of each leg)
+    state["legs"].append({"command": "python -m training.train " + " ".join(args.argv),
+                          "start_step": state["step"], "start_docs": state["docs_done"],
+                          "start_seconds": round(state["seconds"])})
 
     if args.smoke:
         docs = named_split("cnndm-train", args.data, args.n)
@@ -217,8 +237,9 @@ def train(args) -> dict:
     cached += ([args.mix] if args.mix else []) + (["bbc-val"] if args.valid_bbc else [])
 
     def validate_and_save(entry: dict) -> None:
-        """Validation ROUGE into ``entry``; the best (CNN/DM R1+R2+RL) → ``args.out``; state.pt."""
+        """Validation ROUGE into ``entry``; the best (CNN/DM R1+R2+RL) → ``args.out``."""
         entry.update(validate(model, start, valid, valid_docs))
+        state["validated_step"] = state["step"]
         if args.valid_bbc:
             entry.update({f"bbc_{k}": v for k, v in validate(model, start, bbc_valid, bbc_docs, None, False).items()})
         score = entry["rouge1"] + entry["rouge2"] + entry["rougeLsum"]
@@ -231,10 +252,18 @@ def train(args) -> dict:
                 "valid_docs": f"cnndm_val.jsonl.gz split_order[:{len(valid)}] (model/data.py)",
                 **{f"valid_{k}": f"{v:.2f}" for k, v in entry.items() if "rouge" in k},
                 "train_command": "python -m training.train " + " ".join(args.argv),
+                "train_legs": json.dumps(state["legs"]),
                 "cache_command": " && ".join(f"python -m training.cache --split {c} --layer {start}" for c in cached)})
+
+    def save_state() -> None:
+        """state.pt (trained tensors, Adam, counters), written whole then renamed: a run killed
+        while writing it keeps the previous one. Called after the log entry of a step is
+        written, at step boundaries only (no half-accumulated batch)."""
         state["seconds"] = time.perf_counter() - t_start
+        tmp = state_file.with_suffix(".pt.tmp")
         torch.save({"model": {n: p.detach() for n, p in params.items()},
-                    "optimizer": opt.state_dict(), "state": state}, state_file)
+                    "optimizer": opt.state_dict(), "state": state}, tmp)
+        tmp.replace(state_file)
 
     total = args.epochs * (args.n + (len(mix) if not args.smoke and args.mix else 0))
     bar = tqdm(total=total, initial=state["docs_done"], desc="train", unit="doc", file=sys.stderr)
@@ -285,6 +314,7 @@ def train(args) -> dict:
                     history.append(entry)
                     with open(log_file, "a") as f:
                         f.write(json.dumps(entry) + "\n")
+                    save_state()  # at every log step: a killed run loses at most --log-every steps
                     bar.write(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in entry.items()}))
                 if args.max_steps and step >= args.max_steps:
                     stop = True
@@ -294,11 +324,12 @@ def train(args) -> dict:
         if stop:
             break
     bar.close()
-    if valid and state["step"] % args.eval_every:  # the tail after the last evaluation
+    if valid and state.get("validated_step") != state["step"]:  # the tail after the last evaluation (once)
         entry = {"step": state["step"], "docs": done, "epoch": args.epochs - 1}
         validate_and_save(entry)
         with open(log_file, "a") as f:
             f.write(json.dumps(entry) + "\n")
+        save_state()
         print(json.dumps(entry), file=sys.stderr)
     if args.smoke and args.out:
         save_checkpoint(Path(args.out), model, start, {"step": state["step"]})
