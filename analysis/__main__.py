@@ -9,7 +9,8 @@ import json
 import sys
 
 COMMANDS = {"explain": "why these sentences: statuses, position vs content, word attributions",
-            "heads": "head statistics and head importance for the summary"}
+            "heads": "head statistics and head importance for the summary",
+            "corpus": "summaries and head statistics over a JSONL corpus, on Ray"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, help_text in COMMANDS.items():
         modules[name] = importlib.import_module(f"analysis.{name}")
         c = sub.add_parser(name, help=help_text)
-        c.add_argument("file", help="text file, or - for stdin")
+        c.add_argument("file", help="IN.jsonl" if name == "corpus" else "text file, or - for stdin")
         c.add_argument("--json", action="store_true", help="print one JSON object (the default output)")
         c.add_argument("--k", type=int, default=3, help="sentences in the summary (default 3)")
         c.add_argument("--no-trigram-block", dest="block", action="store_false")
@@ -31,8 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from model.summarizer import Summarizer
 
+    module = modules[args.command]
     try:
-        result = modules[args.command].cli(args, Summarizer.load(checkpoint=args.checkpoint, device=args.device))
+        model = Summarizer.load(checkpoint=args.checkpoint, device=args.device) if getattr(module, "NEEDS_MODEL", True) else None
+        result = module.cli(args, model)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

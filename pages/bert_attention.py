@@ -1,14 +1,14 @@
 """Page 2: BERT self-attention, one head at a time or all at once."""
 import streamlit as st
 
+from analysis.explain import rollout, sentence_draw
 from pages.common import window_caption, COLORSCALES, layer_head_pickers, need_trace, plot
 from pages.state import keep
-from analysis.explain import rollout, sentence_draw
 from viz import attention as A
 from viz import explain as X
 from viz.common import SCALES, markdown_text, sentence_label
 
-SCALE_NAMES = {"log": "log (weak attention visible)", "sqrt": "√", "linear": "linear"}
+SCALE_NAMES = {"sqrt": "√ (weak attention visible)", "log": "log (the weakest too)", "linear": "linear"}
 
 trace = need_trace()
 L, H, T = trace.bert_attention.shape[:3]
@@ -27,7 +27,7 @@ if view not in ("All layers × heads", "Rollout"):
     layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("bert_colors"))
 scale = c[3].selectbox("Contrast", SCALES, key=keep("bert_scale"), format_func=SCALE_NAMES.get,
-                       help="How weights map to colours. Log (default) and √ clip each map at its 99.5th "
+                       help="How weights map to colours. √ (default) and log clip each map at its 99.5th "
                             "percentile so weak attention stays visible; linear runs from 0 to the largest "
                             "weight. Hover always shows the true weight.")
 
@@ -55,12 +55,14 @@ elif view == "Rollout":
     st.caption("Attention rollout (Abnar & Zuidema 2020): each layer's head-mean attention A, with the residual "
                "as 0.5·A + 0.5·I (rows renormalised), multiplied up all layers. Row = a top-layer token, column = "
                "the input token it draws from; rows sum to 1. Heads switched off are left out of the mean.")
-    plot(X.rollout_heatmap(trace, r, hide_special=hide, sentence_range=rng, colorscale=colorscale), key="bert_rollout")
+    plot(X.rollout_heatmap(trace, r, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
+         key="bert_rollout")
     draw, draw_sents = sentence_draw(trace, r)
     st.caption("Each sentence's vector is the mean of its tokens [CLS] … [SEP] (times a scale), so what it draws "
                "from is the mean of their rollout rows." if trace.summary.pooling == "mean" else
                "Each sentence's vector is its [CLS] output: its row of the rollout.")
-    plot(X.sentence_draw_heatmap(trace, draw, draw_sents, colorscale=colorscale), key="bert_rollout_sentences")
+    plot(X.sentence_draw_heatmap(trace, draw, draw_sents, colorscale=colorscale, scale=scale),
+         key="bert_rollout_sentences")
 else:
     plot(A.sentence_heatmap(trace, layer, head, colorscale=colorscale), key="bert_sentence")
     st.caption("Attention mass from sentence i to sentence j: the mean over the query tokens of i of the "

@@ -1,7 +1,274 @@
-"""Which heads matter: head statistics, importance, heads switched off (filled in by issue 17)."""
+"""Which heads matter: every head's attention statistics on this document (Clark et al. 2019),
+how much each head matters to the summary (Michel et al. 2019: the gradient estimate at once,
+the exact ablation on demand), the summary with heads switched off, and what fine-tuning changed."""
+from __future__ import annotations
+
+import hashlib
+import html
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-from pages.common import need_trace
+from analysis import heads as AH
+from pages import state
+from pages.common import (COLORSCALES, UNTRAINED, get_model, model_slots, need_trace, plot, run_trace,
+                          window_caption)
+from pages.state import keep
+from viz import heads as VH
+from viz.attention import token_heatmap
+from viz.common import sentence_label
+from viz.inter import inter_heatmap
+
+VIEWS = ["Statistics", "Importance", "Switch heads off", "What fine-tuning changed"]
+
+
+def size(value) -> int:
+    """Bytes of a cached result (NumPy arrays, an Ablation, a Summary)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, dict):
+        return sum(size(v) for v in value.values())
+    if isinstance(value, tuple):
+        return sum(size(v) for v in value)
+    return value.nbytes() if callable(getattr(value, "nbytes", None)) else 4096
+
+
+@st.cache_resource(show_spinner=False)
+def heads_cache():
+    """Statistics, importance and summaries with heads off, for the whole server: a few MB
+    per document at most (the ablation keeps every head's part scores)."""
+    from pages.cache import BoundedCache
+
+    return BoundedCache(max_entries=64, max_bytes=64 * 2 ** 20, size=size)
+
+
+def result_key(kind: str, *extra) -> tuple:
+    """heads_cache key: ``kind`` of the current result (document hash + settings) + ``extra``."""
+    p = state.params()
+    return (kind, hashlib.sha256(p["text"].encode()).hexdigest(), p["k"], p["block_trigram"], p["weights"],
+            p["device"], *extra)
+
+
+def cached(kind: str, compute, *extra, model_run: bool = True):
+    """The cached ``kind`` result of the current document, else ``compute()`` (a model run holds
+    one of the server's model slots)."""
+    def run():
+        with model_slots():
+            return compute()
+
+    return heads_cache().get(result_key(kind, *extra), run if model_run else compute)
+
 
 trace = need_trace()
+params = state.params()
+model = get_model(params["weights"], params["device"])
+text, k, block = params["text"], params["k"], params["block_trigram"]
+(L, H), (L2, H2) = AH.shapes(model).values()
+ALL = [("bert", layer, h) for layer in range(L) for h in range(H)] + \
+      [("inter", layer, h) for layer in range(L2) for h in range(H2)]
+label = lambda head: AH.head_label(*head)  # noqa: E731
+
 st.title("Heads")
+st.caption(f"{L} × {H} BERT heads and {L2} × {H2} sentence-encoder heads: what each one looks at on this "
+           "document, and which of them the summary depends on. Layers and heads are numbered from 1.")
+if window_caption(trace):
+    st.caption(window_caption(trace) + " BERT statistics are of this window; importance is over the whole document.")
+untrained = trace.summary.weights == "untrained"
+st.session_state.setdefault("heads_view", VIEWS[0])  # not default=: the kept value is written back every run
+view = st.segmented_control("View", VIEWS, key=keep("heads_view")) or VIEWS[0]
+
+stats = cached("stats", lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window,
+               model_run=False)
+gradient = cached("gradient", lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))))
+ablation = heads_cache().peek(result_key("ablation"))  # computed by anyone on this server, else None until asked for
+
+
+def run_ablation():
+    bar = st.progress(0.0, text="Switching every head off, one at a time…")
+
+    def progress(done, total):
+        bar.progress(done / total, text=f"Switching every head off, one at a time: batch {done} of {total}")
+
+    result = cached("ablation", lambda: AH.importance_ablation(model, text, k, block, progress=progress))
+    bar.empty()
+    return result
+
+
+def best() -> dict:
+    """The importance to rank heads by: the exact ablation when there is one, else the gradient."""
+    return ablation.importance if ablation is not None else gradient
+
+
+def table(part: str) -> pd.DataFrame:
+    """One row per head of ``part``: its statistics and importance."""
+    names = AH.BERT_STATS if part == "bert" else AH.INTER_STATS
+    n_layers, n_heads = stats[part]["entropy"].shape
+    rows = {"head": [label((part, layer, h)) for layer in range(n_layers) for h in range(n_heads)],
+            "layer": np.repeat(np.arange(1, n_layers + 1), n_heads), "head #": np.tile(np.arange(1, n_heads + 1), n_layers)}
+    rows |= {names[n]: stats[part][n].ravel() for n in names}
+    rows["importance (gradient)"] = gradient[part].ravel()
+    if ablation is not None:
+        rows["importance (ablation)"] = ablation.importance[part].ravel()
+        rows["mean |Δ score| when off"] = ablation.mean_abs_change[part].ravel()
+        rows["summary changes when off"] = ablation.selection_changed[part].ravel()
+    return pd.DataFrame(rows)
+
+
+def open_in_bert_page(layer: int, head: int):
+    """The BERT attention page's pickers on this head (its figure opens on the kept head)."""
+    st.session_state[keep("bert_layer")] = layer
+    st.session_state[keep("bert_head")] = head
+    st.session_state[keep("bert_view")] = "One head"
+
+
+def head_viewer():
+    """Choosing a head opens its attention map here (and, for BERT, on the BERT attention page)."""
+    if st.session_state.get("heads_pick") not in ALL:  # first time, or kept from another model
+        st.session_state["heads_pick"] = AH.ranking(best(), 1)[0]
+    pick = st.selectbox("Open a head's attention map", ALL, format_func=label,
+                        key=keep("heads_pick"), help="Opens on the most important head.")
+    part, layer, head = pick
+    if part == "bert":
+        c1, c2 = st.columns([3, 1])
+        c1.caption(f"{label(pick)}: " + ", ".join(f"{AH.BERT_STATS[n]} {stats['bert'][n][layer, head]:.2f}"
+                                                  for n in ("cls", "sep", "punctuation", "previous", "next")))
+        if c2.button("Open on the BERT attention page", icon=":material/open_in_new:", key="heads_open_bert"):
+            open_in_bert_page(layer, head)
+            st.switch_page("pages/bert_attention.py")
+        plot(token_heatmap(trace, layer, head), key="heads_token_map")
+    else:
+        plot(inter_heatmap(trace, layer, head), key="heads_inter_map")
+
+
+if view == "Statistics":
+    st.markdown("Statistics of Clark et al. (2019, *What does BERT look at?*, §3): a head's attention to a kind "
+                "of token is the mean over query tokens of the summed weights on such keys; entropy is the "
+                "mean over rows (low = focused on a few tokens, high = spread).")
+    c = st.columns(3)
+    name = c[0].selectbox("BERT statistic", list(AH.BERT_STATS), format_func=AH.BERT_STATS.get, key=keep("heads_stat"))
+    iname = c[1].selectbox("Sentence-encoder statistic", list(AH.INTER_STATS), format_func=AH.INTER_STATS.get,
+                           key=keep("heads_inter_stat"))
+    colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("heads_colors"))
+    left, right = st.columns([H, max(H2, 6)])
+    with left:
+        plot(VH.head_map(stats["bert"][name], f"BERT: {AH.BERT_STATS[name]}", name=name, colorscale=colorscale),
+             key="heads_stat_map")
+    with right:
+        plot(VH.head_map(stats["inter"][iname], f"Sentence encoder: {AH.INTER_STATS[iname]}", part="Sentence encoder",
+                         name=iname, colorscale=colorscale), key="heads_inter_stat_map")
+    st.caption("Sort the table by a column (click its header). Importance: how much the selected sentences' "
+               "scores depend on the head (see the Importance view).")
+    for tab, part in zip(st.tabs(["BERT heads", "Sentence-encoder heads"]), AH.PARTS):
+        with tab:
+            df = table(part)
+            st.dataframe(df, hide_index=True, key=f"heads_table_{part}",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                        for c in df.columns if df[c].dtype.kind == "f"})
+            st.download_button("Download the table (.csv)", df.to_csv(index=False), file_name=f"heads_{part}.csv",
+                               mime="text/csv", key=f"heads_csv_{part}")
+    head_viewer()
+
+elif view == "Importance":
+    st.markdown("Importance after Michel et al. (2019, *Are sixteen heads really better than one?*): a gate ξ "
+                "multiplies each head's output; L = the sum of the selected sentences' scores. **Gradient**: "
+                "|∂L/∂ξ| at ξ = 1, one backward pass for every head (their §4). **Ablation**: the head "
+                "switched off (ξ = 0), |ΔL|, exactly, one head at a time.")
+    if untrained:
+        st.warning(AH.UNTRAINED_NOTE)
+    if ablation is None:
+        slot = st.empty()
+        if slot.button(f"Run the exact ablation ({len(ALL)} heads, batched)", icon=":material/play_arrow:",
+                       key="heads_run", help="Until then the maps show the gradient estimate only."):
+            slot.empty()
+            ablation = run_ablation()
+    for part in AH.PARTS:
+        agree = AH.agreement(gradient[part], ablation.importance[part]) if ablation is not None else None
+        plot(VH.importance_maps(gradient[part], None if ablation is None else ablation.importance[part],
+                                part=AH.PART_NAMES[part], agreement=agree,
+                                changed=None if ablation is None else ablation.selection_changed[part]),
+             key=f"heads_importance_{part}")
+    if ablation is not None:
+        flat = lambda d: np.concatenate([d[p].ravel() for p in AH.PARTS])  # noqa: E731
+        agree = AH.agreement(flat(gradient), flat(ablation.importance))
+        c = st.columns(3)
+        c[0].metric("Spearman ρ, gradient vs ablation (all heads)", f"{agree['spearman']:.2f}")
+        c[1].metric("Top-5 heads in common", f"{agree['top5_overlap']:.0%}")
+        c[2].metric("Heads whose removal changes the summary",
+                    f"{sum(int(ablation.selection_changed[p].sum()) for p in AH.PARTS)} of {len(ALL)}")
+        top = AH.ranking(ablation.importance, 5)
+        st.dataframe(pd.DataFrame({
+            "head": [label(h) for h in top],
+            "ablation |ΔL|": [ablation.importance[p][layer, h] for p, layer, h in top],
+            "gradient |∂L/∂ξ|": [gradient[p][layer, h] for p, layer, h in top],
+            "mean |Δ score|": [ablation.mean_abs_change[p][layer, h] for p, layer, h in top],
+            "selected when off": [", ".join(str(i + 1) for i in ablation.selected_after[p][layer][h])
+                                  for p, layer, h in top]}), hide_index=True, key="heads_top")
+        st.caption("Selected with every head on: sentences " + ", ".join(str(i + 1) for i in ablation.selected) + ".")
+    head_viewer()
+
+elif view == "Switch heads off":
+    def top_five():
+        st.session_state["heads_off"] = AH.ranking(best(), 5)
+
+    if any(h not in ALL for h in st.session_state.get("heads_off", ())):  # kept from another model
+        st.session_state["heads_off"] = [h for h in st.session_state["heads_off"] if h in ALL]
+    c = st.columns([4, 1, 1])
+    c[1].button("Top 5 by importance", on_click=top_five, key="heads_top5",
+                help="The exact ablation's five most important heads if it has run, else the gradient's.")
+    c[2].button("None", on_click=lambda: st.session_state.update(heads_off=[]), key="heads_none")
+    off = c[0].multiselect("Heads to switch off", ALL, format_func=label, key=keep("heads_off"),
+                           placeholder="Pick heads, e.g. BERT 5.3 or Sentence encoder 1.2")
+    if untrained:
+        st.warning(AH.UNTRAINED_NOTE)
+    if not off:
+        st.info("Pick heads to switch off (their attention output zeroed, Michel et al. 2019) and compare the summary.")
+    else:
+        masked = cached("masked", lambda: model.summarize(text, k, block, mask_heads=tuple(off)), tuple(sorted(off)))
+        before, s = trace.summary, masked
+        scored = [i for i, x in enumerate(before.scores) if x is not None]
+        delta = np.array([s.scores[i] - before.scores[i] for i in scored])
+        c = st.columns(3)
+        c[0].metric("Sentences of the summary replaced", f"{len(set(before.selected) - set(s.selected))} of {len(before.selected)}")
+        c[1].metric("Mean |Δ score|", f"{np.abs(delta).mean():.3f}")
+        c[2].metric("Largest |Δ score|", f"{np.abs(delta).max():.3f}")
+        left, right = st.columns(2)
+        for col, summary, other, title, tag in ((left, before, s, "All heads on", "dropped"),
+                                                (right, s, before, f"{len(off)} heads off", "new")):
+            with col:
+                st.subheader(title)
+                st.html("".join(f"<p>{f'<mark>{tag}</mark> ' if i not in other.selected else ''}<b>{i + 1}.</b> "
+                                f"{html.escape(summary.sentences[i])}</p>" for i in summary.selected))
+        labels = np.array([sentence_label(trace, i, 40) for i in scored], dtype=object)
+        plot(VH.score_comparison(labels, np.array([before.scores[i] for i in scored]),
+                                 np.array([s.scores[i] for i in scored]),
+                                 title=f"Sentence scores, all heads on vs {len(off)} off (★ = selected with all on)"),
+             key="heads_scores")
+
+else:  # what fine-tuning changed
+    st.markdown("Training fine-tuned some BERT layers and trained the sentence scorer (the shipped "
+                "bertsumext-minilm: layers 5-6; layers 1-4 are the unmodified all-MiniLM-L6-v2). Each statistic "
+                "with these weights beside the same statistic of the plain backbone, on this document.")
+    if untrained:
+        st.info("The current weights are the unmodified backbone: pick the shipped weights under **Model** to compare.")
+    else:
+        st.caption("Only statistics are compared: the backbone's sentence scorer is random, so how much its heads "
+                   "matter to its scores says nothing about summarization.")
+        with st.spinner("Running the unmodified backbone…"):
+            other = run_trace(text, k, block, UNTRAINED, params["device"], window=trace.window)
+        backbone = cached("stats_backbone", lambda: AH.bert_stats(other), trace.window, model_run=False)
+        c = st.columns(2)
+        name = c[0].selectbox("Statistic", list(AH.BERT_STATS), format_func=AH.BERT_STATS.get, key=keep("heads_ft_stat"))
+        colorscale = c[1].selectbox("Colour scale", COLORSCALES, key=keep("heads_ft_colors"))
+        plot(VH.difference_maps(stats["bert"][name], backbone[name], AH.BERT_STATS[name], colorscale=colorscale),
+             key="heads_difference")
+        rows = []
+        for n in AH.BERT_STATS:
+            d = stats["bert"][n] - backbone[n]  # [L, H]
+            layer, head = np.unravel_index(np.abs(d).argmax(), d.shape)
+            rows.append({"statistic": AH.BERT_STATS[n], "largest change": f"BERT {layer + 1}.{head + 1}",
+                         "shipped": stats["bert"][n][layer, head], "backbone": backbone[n][layer, head],
+                         **{f"mean |Δ| layer {i + 1}": np.abs(d[i]).mean() for i in range(L)}})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="heads_ft_table")
+        changed = [i + 1 for i in range(L) if any(np.abs(stats["bert"][n][i] - backbone[n][i]).max() > 0 for n in backbone)]
+        st.caption(f"Layers whose statistics differ on this document: {', '.join(map(str, changed)) or 'none'}.")

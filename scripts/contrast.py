@@ -5,7 +5,8 @@
 For the shipped call-centre example and the first n CNN/DM validation articles (300-500
 tokens): over all 72 BERT heads, the share of cells whose colour level is in the darkest tenth
 (< 26 of 255) and the share that saturate (255), for each mapping of viz.common.quantize.
-This is how the default (log, clipped at the 99.5th percentile) was chosen."""
+With a look at the maps side by side, this is how the default (√, clipped at the 99.5th
+percentile) was chosen: see viz/common.py."""
 from __future__ import annotations
 
 import argparse

@@ -80,7 +80,8 @@ def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):
 def test_summary_page(summarizer_loaded):
     at = summarize(new_app(), SHORT, k=2)
     assert len(charts(at)) == 1 and json.loads(spec(charts(at)[0]))["data"][0]["type"] == "bar"
-    assert [b.label for b in at.get("download_button")] == ["Download .txt", "Download .md"]
+    assert [b.label for b in at.get("download_button")] == ["Summary .txt", "Summary .md", "Scores .csv",
+                                                           "Trace .npz", "Report .html"]
     assert at.get("html")                               # the shaded document
     assert "2 of" in at.subheader[0].value
 
@@ -111,9 +112,9 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     at.checkbox(key="bert_hide").check().run()
     assert "[SEP]" not in spec(charts(at)[0])
     assert "customdata" in spec(charts(at)[0])                     # hover: the true weight, always
-    log = spec(charts(at)[0])
+    sqrt = spec(charts(at)[0])
     at.selectbox(key="bert_scale").set_value("linear").run()
-    assert spec(charts(at)[0]) != log and "log scale" in log and "log scale" not in spec(charts(at)[0])
+    assert spec(charts(at)[0]) != sqrt and "√ scale" in sqrt and "√ scale" not in spec(charts(at)[0])
     at.selectbox(key="bert_colors").set_value("Magma").run()
     assert "#000004" in spec(charts(at)[0]).lower()             # magma's first colour
     views = {"All heads of a layer": 12, "All layers × heads": 72, "Sentence × sentence": 1}

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.browser import head_button
+from benchmarks.browser import head_button, pick
 from benchmarks.common import CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 653 words, 2 windows
 HTML = (ROOT / "tests" / "bad_inputs" / "html.txt").read_text(encoding="utf-8")
-PAGES = ["Summary", "BERT attention", "Sentence encoder", "Masks & positions", "Learn"]
+PAGES = ["Summary", "Why this summary", "BERT attention", "Sentence encoder", "Masks & positions", "Heads", "Learn"]
 HEATMAP = ".js-plotly-plot .hm image"  # a drawn Plotly heatmap
 
-pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"),
-                                reason="Debian chromium is not installed (CI installs it)")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"),
+                                 reason="Debian chromium is not installed (CI installs it)")]
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_every_page_in_chromium(server, browser, shots):
         go_to(page, name)
         page.get_by_role("heading", name=name).first.wait_for(timeout=60_000)
         page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
-        if name != "Summary":
+        if name not in ("Summary", "Why this summary"):
             page.locator(HEATMAP).first.wait_for(timeout=60_000)
         assert page.get_by_test_id("stException").count() == 0, name
         if name != "BERT attention":
@@ -152,4 +153,156 @@ def test_html_in_the_document_is_text_not_code(server, browser):
     idle(page)
     assert main.get_by_text('<img src=x onerror="alert(1)">', exact=False).count() >= 1
     assert page.locator("img[src=x]").count() == 0 and page.locator("stMain script").count() == 0
+    page.close()
+
+
+# ---------------------------------------------------------------- share, export, trust (issue 18)
+
+PAYLOADS = (ROOT / "tests" / "bad_inputs" / "payloads.txt").read_text(encoding="utf-8")
+
+
+def test_first_screen_and_a_link_restore_the_view_in_a_fresh_browser(server, browser, shots):
+    page = open_app(browser, server)
+    page.get_by_role("button", name="Try an example").wait_for()
+    page.screenshot(path=str(shots / "first_screen.png"), full_page=True)
+    page.get_by_role("button", name="Try an example").click()
+    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    go_to(page, "BERT attention")
+    page.get_by_test_id("stMain").get_by_role("radio", name="Sentence × sentence").or_(
+        page.get_by_test_id("stMain").get_by_role("button", name="Sentence × sentence")).first.click()
+    idle(page)
+    pick(page, "Layer", "5")
+    idle(page)
+    pick(page, "Head", "4")
+    idle(page)
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes('layer 5, head 4'))", timeout=60_000)
+    url = page.url
+    assert "doc=" in url and "layer=5" in url and "head=4" in url, url
+    page.close()
+
+    context = browser.new_context(viewport={"width": 1500, "height": 1100})  # a fresh browser profile
+    fresh = context.new_page()
+    fresh.goto(url)
+    fresh.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                            ".some(e => e.textContent.includes('layer 5, head 4'))", timeout=120_000)
+    assert "/bert_attention" in fresh.url
+    go_to(fresh, "Summary")
+    fresh.get_by_role("heading", name="Summary").first.wait_for()
+    assert fresh.get_by_test_id("stMain").get_by_text("Insurance bosses", exact=False).count() >= 1
+    context.close()
+
+
+def test_an_edited_document_shows_out_of_date(server, browser):
+    page = open_app(browser, server)
+    summarize(page, ARTICLE)
+    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    assert page.get_by_text("Out of date").count() == 0
+    box = page.get_by_role("textbox", name="Document", exact=True)
+    box.fill(ARTICLE + "\nA new last paragraph was added by the editor.")
+    box.press("Tab")
+    page.get_by_text("Out of date", exact=False).first.wait_for(timeout=60_000)
+    page.close()
+
+
+def test_payloads_are_literal_text_on_every_page(server, browser, shots):
+    page = open_app(browser, server)
+    summarize(page, PAYLOADS)
+    main = page.get_by_test_id("stMain")
+    main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    for name in PAGES:
+        go_to(page, name)
+        main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+        idle(page)
+        assert page.get_by_test_id("stException").count() == 0, name
+        assert page.locator("a[href*='example.com/phish'], a[href*='evil.example'], a[href*='example.org']").count() == 0, name
+        assert page.locator(".katex, .katex-display").count() == 0, name             # no LaTeX rendered
+        assert page.locator("img[src=x], script:has-text('xss')").count() == 0, name
+        bold = page.evaluate("[...document.querySelectorAll('.js-plotly-plot text, .js-plotly-plot tspan')]"
+                             ".filter(e => (e.getAttribute('style') || '').includes('bold') && e.textContent.includes('bold claims')).length")
+        assert bold == 0, name                                                     # <b> not applied in figures
+        colored = page.evaluate("[...document.querySelectorAll('[data-testid=stMain] span')]"
+                                ".filter(e => e.textContent === 'coloured words').length")
+        assert colored == 0, name                                                  # :red[...] not applied
+        assert "\u202e" not in page.get_by_test_id("stMain").inner_text()
+    go_to(page, "BERT attention")
+    assert page.get_by_test_id("stMain").get_by_text(":red[", exact=False).count() >= 1  # shown literally
+    page.close()
+
+
+def test_exports_download_and_reopen(server, browser, shots, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    context = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(server)
+    page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
+    idle(page)
+    summarize(page, ARTICLE)
+    main = page.get_by_test_id("stMain")
+    main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    files = {}
+    for label in ("Summary .txt", "Summary .md", "Scores .csv", "Trace .npz", "Report .html"):
+        with page.expect_download(timeout=120_000) as d:
+            main.get_by_role("button", name=label).click()
+        files[label] = tmp_path / d.value.suggested_filename
+        d.value.save_as(files[label])
+    assert files["Summary .txt"].read_text().count("\n") >= 3           # one sentence a line
+    assert files["Scores .csv"].read_text().splitlines()[0] == "sentence,score,status,text"
+    z = np.load(files["Trace .npz"])
+    assert z["bert_attention"].ndim == 4 and len(z["tokens"]) == z["bert_attention"].shape[-1]
+    offline = browser.new_context()
+    offline.set_offline(True)
+    report = offline.new_page()
+    report.goto(files["Report .html"].as_uri())
+    report.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)  # Plotly inline: no network
+    assert report.get_by_text("Summary", exact=True).count() >= 1
+    offline.close()
+    # the camera button of a figure, as SVG
+    page.get_by_test_id("stSidebar").get_by_text("Figure downloads").click()
+    page.get_by_test_id("stSidebar").get_by_text("SVG", exact=True).click()
+    idle(page)
+    fig = main.locator(".js-plotly-plot").first
+    fig.hover()
+    with page.expect_download(timeout=60_000) as d:
+        fig.locator("[data-title='Download plot as a svg'], [data-title*='Download plot']").first.click()
+    svg = tmp_path / d.value.suggested_filename
+    d.value.save_as(svg)
+    assert svg.suffix == ".svg" and ET.parse(svg).getroot().tag.endswith("svg")
+    context.close()
+
+
+def test_masks_batch_view_and_a_readable_map(server, browser, shots):
+    page = open_app(browser, server)
+    summarize(page, ARTICLE)
+    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    go_to(page, "Masks & positions")
+    page.get_by_text("Padding mask (attention_mask)", exact=False).first.wait_for(timeout=120_000)
+    idle(page)
+    page.screenshot(path=str(shots / "masks_batch.png"), full_page=False)
+    page.close()
+
+
+def test_corpus_page_runs_an_uploaded_corpus(server, browser, shots, tmp_path):
+    paragraphs = [p for p in ARTICLE.split("\n") if len(p.split()) > 12]
+    corpus = tmp_path / "five.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": f"p{n}", "text": "\n".join(paragraphs[n:n + 4]),
+                                            "reference": paragraphs[n]}) for n in range(5)) + "\n")
+    page = open_app(browser, server)
+    go_to(page, "Corpus")
+    page.get_by_test_id("stMain").locator("input[type=file]").set_input_files(str(corpus))
+    idle(page)
+    page.get_by_role("button", name="Run").click()
+    page.get_by_test_id("stMetric").first.wait_for(timeout=300_000)   # Ray, the model, 5 documents
+    idle(page)
+    assert page.get_by_test_id("stMetricValue").first.inner_text() == "5"
+    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(shots / "corpus.png"), full_page=True)
     page.close()

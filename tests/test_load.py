@@ -6,7 +6,8 @@ import pytest
 
 from scripts.load_test import run
 
-pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian chromium is not installed")
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian chromium is not installed")]
 
 
 def test_three_sessions_see_only_their_own_documents(tmp_path):

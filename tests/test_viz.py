@@ -10,7 +10,7 @@ import pytest
 from conftest import synthetic_trace
 from viz import attention as A
 from viz import inter, learn, masks, summary
-from viz.common import pool, quantize
+from viz.common import markdown_text, pool, quantize
 
 
 def test_quantize_uint8_levels():
@@ -188,8 +188,19 @@ def test_summary_figures_and_escaping(trace):
     evil = dataclasses.replace(s, sentences=("<script>alert(1)</script> & co.",) + s.sentences[1:])
     html = summary.document_html(evil)
     assert "<script>" not in html and "&lt;script&gt;" in html and "&amp; co." in html
-    md = summary.summary_markdown(s)
-    assert all(f"- {s.sentences[i]}" in md for i in s.selected)
+    md = summary.summary_markdown(evil)
+    assert all(f"- {markdown_text(evil.sentences[i])}" in md for i in evil.selected)
+    assert r"\<script\>" in md or 0 not in evil.selected
+
+
+def test_html_report_is_standalone_and_escapes_the_document(trace):
+    from viz.report import html_report
+
+    fig = summary.score_bars(trace.summary)
+    page = html_report("Report <b>", "k = 3", ["<script>alert(1)</script>"], "<div>doc</div>", [("Scores", fig)])
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+    assert page.count("plotly.js v") == 1 or "Plotly.newPlot" in page  # plotly.js inline, once
+    assert len(page) > 3_000_000                                           # the library itself: no network needed
 
 
 def test_learn_steps_match_captured_attention():

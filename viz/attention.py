@@ -44,13 +44,13 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-                  scale: str = "log", height: int = 720) -> go.Figure:
+                  scale: str = "sqrt", height: int = 720) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across.
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
     buttons above the map show another one in the browser, without a round trip to the server
     (timings: benchmarks/README.md). z holds uint8 colour levels on the ``scale`` mapping
-    (viz.common.quantize: log or √ clipped at the 99.5th percentile of each map, or linear),
+    (viz.common.quantize: √ or log clipped at the 99.5th percentile of each map, or linear),
     each head's colourbar labelled with true weights; hover shows the true weight to 0.01 %
     (``percent_digits``: 2 bytes a cell besides the 1-byte level).
     """
@@ -90,7 +90,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
 
 
 def _grid(mats: np.ndarray, titles: list[str], rows: int, cols: int, colorscale: str,
-          height: int, title: str, scale: str = "log") -> go.Figure:
+          height: int, title: str, scale: str = "sqrt") -> go.Figure:
     """Small multiples sharing one colour axis (mats [n, a, b] float32, small: the true mean
     weights ride along as float32 customdata for the hover)."""
     z, vmax = quantize(mats, scale=scale, clip=100.0 if scale == "linear" else CLIP)
@@ -112,7 +112,7 @@ def _grid(mats: np.ndarray, titles: list[str], rows: int, cols: int, colorscale:
 
 def head_grid(trace, layer: int, *, hide_special: bool = False,
               sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-              max_bins: int = 96, cols: int = 4, scale: str = "log") -> go.Figure:
+              max_bins: int = 96, cols: int = 4, scale: str = "sqrt") -> go.Figure:
     """All heads of one layer, each block-averaged to at most ``max_bins``² cells."""
     index = token_index(trace, hide_special, sentence_range)
     a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
@@ -124,7 +124,7 @@ def head_grid(trace, layer: int, *, hide_special: bool = False,
 
 
 def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: str = "token",
-             scale: str = "log") -> go.Figure:
+             scale: str = "sqrt") -> go.Figure:
     """All layers × heads: rows = layers, columns = heads. ``level="sentence"`` shows
     sentence × sentence attention mass instead of pooled tokens."""
     L, H = trace.bert_attention.shape[:2]

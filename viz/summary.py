@@ -6,9 +6,15 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import preview
+from .common import plotly_text, preview, markdown_text
 
 SELECTED, CANDIDATE, UNSCORED = "#1f77b4", "#c6d4e1", "#d9d9d9"
+BLOCKED, NOT_FED = "#ff7f0e", "#9e9e9e"
+# one colour and legend entry per status of analysis.explain.selection
+STATUS_COLORS = {"selected": SELECTED, "trigram-blocked": BLOCKED, "below-k": CANDIDATE,
+                 "too-short": UNSCORED, "not-fed": NOT_FED}
+STATUS_NAMES = {"selected": "selected", "trigram-blocked": "skipped: trigram blocking",
+                "below-k": "below the top k", "too-short": "too short to score", "not-fed": "not fed (length limit)"}
 
 
 def sentence_status(summary, i: int) -> str:
@@ -23,54 +29,81 @@ def sentence_status(summary, i: int) -> str:
     return "not selected"
 
 
-def score_bars(summary, height: int | None = None) -> go.Figure:
-    """Horizontal bars, one per sentence in document order: selected dark, others light, unscored
-    sentences (too short / cut by the 512-token limit) as grey stubs."""
+def _statuses(summary, statuses) -> tuple[list[str], list[str]]:
+    """(status key, reason) per sentence: from ``statuses`` (``analysis.explain.selection``:
+    objects with ``.status`` and ``.reason``) or, without them, from the summary alone."""
+    if statuses is not None:
+        return [s.status for s in statuses], [s.reason for s in statuses]
+    keys = {"selected": "selected", "too short (not scored)": "too-short", "not selected": "below-k"}
+    plain = [sentence_status(summary, i) for i in range(len(summary.sentences))]
+    return [keys.get(p, "not-fed") for p in plain], plain
+
+
+def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
+    """Horizontal bars, one per sentence in document order (numbered from 1), coloured by
+    status (legend: selected, skipped by trigram blocking, below the top k, too short, not fed);
+    unscored sentences as grey stubs; the reason in the hover."""
     n = len(summary.sentences)
     scores = np.array([np.nan if s is None else s for s in summary.scores], dtype=np.float32)
     shown = np.where(np.isnan(scores), np.float32(0.01), scores).astype(np.float32)
-    status = [sentence_status(summary, i) for i in range(n)]
-    colors = [SELECTED if s == "selected" else UNSCORED if np.isnan(scores[i]) else CANDIDATE
-              for i, s in enumerate(status)]
-    labels = np.array([f"{i}" for i in range(n)], dtype=object)
-    text = [("★ " if st == "selected" else "") + (f"{scores[i]:.3f}" if not np.isnan(scores[i]) else st)
-            for i, st in enumerate(status)]
+    keys, reasons = _statuses(summary, statuses)
+    colors = [STATUS_COLORS[k] for k in keys]
+    labels = np.array([f"{i + 1}" for i in range(n)], dtype=object)
+    text = [("★ " if k == "selected" else "⊘ " if k == "trigram-blocked" else "")
+            + (f"{scores[i]:.3f}" if not np.isnan(scores[i]) else STATUS_NAMES[k]) for i, k in enumerate(keys)]
     fig = go.Figure(go.Bar(
         x=shown, y=labels, orientation="h", marker_color=colors, text=text, textposition="outside",
-        customdata=np.array([[preview(s, 60), st] for s, st in zip(summary.sentences, status)], dtype=object),
-        hovertemplate="sentence %{y}: %{customdata[0]}<br>%{customdata[1]}<br>score %{x:.3f}<extra></extra>"))
-    fig.update_layout(title="Sentence scores", height=height or max(240, 26 * n + 80),
-                      margin=dict(l=10, r=40, t=40, b=10), showlegend=False)
+        customdata=np.array([[plotly_text(preview(s, 60)), plotly_text(r)] for s, r in zip(summary.sentences, reasons)],
+                            dtype=object),
+        hovertemplate="sentence %{y}: %{customdata[0]}<br>%{customdata[1]}<br>score %{x:.3f}<extra></extra>",
+        showlegend=False))
+    for k in dict.fromkeys(keys):  # legend only: one empty trace per status present
+        fig.add_trace(go.Bar(x=np.array([], dtype=np.float32), y=np.array([], dtype=object), orientation="h",
+                             marker_color=STATUS_COLORS[k], name=STATUS_NAMES[k], showlegend=True))
+    fig.update_layout(title="Sentence scores", height=height or max(240, 26 * n + 110),
+                      margin=dict(l=10, r=40, t=70, b=10), showlegend=True,
+                      legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0, font=dict(size=11)))
     fig.update_xaxes(title="score", range=[0, 1.15])
     fig.update_yaxes(title="sentence", type="category", autorange="reversed")
     return fig
 
 
-def document_html(summary) -> str:
-    """The document, one sentence a line, shaded by score; selected sentences bold with a ★,
-    sentences cut by the length limit struck through. All user text is HTML-escaped."""
+def legend_html() -> str:
+    """The status colours as a line of chips (for the document view)."""
+    chip = "display:inline-block; padding:0 6px; margin-right:8px; border-left: 4px solid {c};"
+    return "".join(f'<span style="{chip.format(c=STATUS_COLORS[k])}">{html.escape(STATUS_NAMES[k])}</span>'
+                   for k in STATUS_COLORS)
+
+
+def document_html(summary, statuses=None) -> str:
+    """The document, one sentence a line, numbered from 1 and shaded by score; the left border
+    coloured by status (selected bold with a ★); the reason in the tooltip and, for sentences
+    skipped by trigram blocking, written out. All user text is HTML-escaped."""
+    keys, reasons = _statuses(summary, statuses)
     rows = []
     for i, sent in enumerate(summary.sentences):
-        score = summary.scores[i]
-        st = sentence_status(summary, i)
+        score, key = summary.scores[i], keys[i]
         alpha = 0.0 if score is None else 0.08 + 0.5 * float(score)
-        style = f"background: rgba(31,119,180,{alpha:.2f}); padding: 2px 4px; border-radius: 3px;"
-        if st == "selected":
-            style += " font-weight: 600; border-left: 4px solid #1f77b4;"
-        if st == "cut by length limit":
+        style = (f"background: rgba(31,119,180,{alpha:.2f}); padding: 2px 4px; border-radius: 3px; "
+                 f"border-left: 4px solid {STATUS_COLORS[key]};")
+        if key == "selected":
+            style += " font-weight: 600;"
+        if key == "not-fed":
             style += " color: #888; text-decoration: line-through;"
-        if st.startswith("too short"):
+        if key == "too-short":
             style += " color: #888;"
-        tag = "★ " if st == "selected" else ""
+        tag = "★ " if key == "selected" else ""
         score_txt = "—" if score is None else f"{score:.2f}"
-        rows.append(f'<div style="margin: 2px 0; {style}" title="{html.escape(st)}">'
-                    f'<span style="color:#666; font-size: 0.8em;">{i} · {score_txt}</span> '
-                    f'{tag}{html.escape(sent)}</div>')
+        note = (f' <span style="color:#b35900; font-size: 0.85em;">({html.escape(reasons[i])})</span>'
+                if key == "trigram-blocked" else "")
+        rows.append(f'<div style="margin: 2px 0; {style}" title="{html.escape(reasons[i])}">'
+                    f'<span style="color:#666; font-size: 0.8em;">{i + 1} · {score_txt}</span> '
+                    f'{tag}{html.escape(sent)}{note}</div>')
     return "\n".join(rows)
 
 
 def summary_markdown(summary, title: str = "Summary") -> str:
-    lines = [f"# {title}", ""] + [f"- {summary.sentences[i]}" for i in summary.selected]
+    lines = [f"# {title}", ""] + [f"- {markdown_text(summary.sentences[i])}" for i in summary.selected]
     lines += ["", f"_{len(summary.selected)} of {len(summary.sentences)} sentences; model: "
                   f"{summary.backbone}, {summary.weights} weights._", ""]
     return "\n".join(lines)

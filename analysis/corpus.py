@@ -1,0 +1,336 @@
+"""Corpus mode: summaries and head statistics over many documents, on Ray Data.
+
+    python -m analysis corpus IN.jsonl --out DIR [--k 3] [--stats] [--importance gradient]
+                                       [--address RAY_ADDRESS] [--limit N] [--workers N]
+
+IN.jsonl holds one ``{"id", "text"[, "reference"]}`` per line (``reference``: a string, or a
+list of sentences). DIR gets
+- ``summaries.jsonl``: per document the CLI's summary JSON + ``id`` (or ``id`` + ``error``);
+- ``heads.parquet`` (with ``--stats``/``--importance``): one row per document × head, compact
+  dtypes (int8 layer/head, float16 values, categorical id/part);
+- ``report.json``: per-head mean and spread of every statistic, the histogram of selected
+  positions, the share of summaries that are exactly the lead, ROUGE vs Lead-k with bootstrap
+  95% intervals (when references exist), documents/s, time to the first result, failures.
+
+How it runs: ``ray.init()`` starts a local Ray on this machine, or ``--address``/``RAY_ADDRESS``
+joins a cluster. The driver streams the input and packs the documents still to do into units
+of about ``--unit-tokens`` WordPieces (estimated from characters); Ray Data maps them over a
+pool of ``--workers`` actors (``Worker``: the model loaded once per actor, one torch thread),
+each reducing a document's attention to statistics before anything leaves the worker. Results
+are written as they come, one shard per unit, atomically (temporary file, then rename), so an
+interrupted run loses no finished document and a rerun with the same ``--out`` skips them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+NEEDS_MODEL = False  # analysis/__main__.py: the workers load it, not the driver
+CHARS_PER_TOKEN = 4.5  # WordPieces ≈ characters / 4.5 in English news (for packing units)
+CHUNK_DOCS = 1000  # documents per Ray dataset: bounds the driver's memory; each chunk starts its actors anew
+
+
+# ---------------------------------------------------------------- input
+
+def read_input(path: str | Path, done: set[str], limit: int | None = None) -> Iterator[dict]:
+    """Documents of IN.jsonl not in ``done``, as {"id", "text", "reference"}; a line that is not
+    a JSON object with a text comes out as {"id", "error"} and the run goes on."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if limit is not None and n > limit:
+                return
+            if not raw.strip():
+                continue
+            try:
+                doc = json.loads(raw.decode("utf-8"))
+                if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
+                    raise ValueError('expected {"id": ..., "text": "..."}')
+                doc_id = str(doc.get("id", f"line-{n}"))
+            except (UnicodeDecodeError, ValueError) as e:
+                doc_id = f"line-{n}"
+                if doc_id not in done:
+                    yield {"id": doc_id, "error": f"line {n}: {type(e).__name__}: {str(e)[:200]}"}
+                continue
+            if doc_id not in done:
+                ref = doc.get("reference")
+                yield {"id": doc_id, "text": doc["text"], "reference": ref if isinstance(ref, (str, list)) else None}
+
+
+def chunks(items: Iterator[list[dict]], docs: int) -> Iterator[list[list[dict]]]:
+    """Consecutive units holding about ``docs`` documents together."""
+    chunk, n = [], 0
+    for unit in items:
+        chunk.append(unit)
+        n += len(unit)
+        if n >= docs:
+            yield chunk
+            chunk, n = [], 0
+    if chunk:
+        yield chunk
+
+
+def units(docs: Iterator[dict], tokens: int) -> Iterator[list[dict]]:
+    """Pack documents into units of about ``tokens`` WordPieces (a long document is a unit alone)."""
+    unit, size = [], 0
+    for d in docs:
+        n = len(d.get("text", "")) / CHARS_PER_TOKEN
+        if unit and size + n > tokens:
+            yield unit
+            unit, size = [], 0
+        unit.append(d)
+        size += n
+    if unit:
+        yield unit
+
+
+# ---------------------------------------------------------------- the worker (one per Ray actor)
+
+def lead(summary, k: int) -> tuple[int, ...]:
+    """The first k scored sentences: what a score that only falls with position would select."""
+    return tuple(i for i, s in enumerate(summary.scores) if s is not None)[:k]
+
+
+def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, importance: bool) -> tuple[dict, list[dict]]:
+    """One document → (its summary JSON + id, its head rows). Attention is reduced to
+    statistics here; no trace leaves this function."""
+    from analysis.heads import bert_stats, importance_gradient, inter_stats
+
+    if stats:
+        trace = summarizer.trace(doc["text"], k, block)
+        summary = trace.summary
+        parts = {"bert": bert_stats(trace), "inter": inter_stats(trace)}
+        del trace
+    else:
+        summary, parts = summarizer.summarize(doc["text"], k, block), {"bert": {}, "inter": {}}
+    if importance:
+        grads = dict(zip(("bert", "inter"), importance_gradient(summarizer, doc["text"], k, block)))
+        for part, g in grads.items():
+            parts[part] = {**parts[part], "importance_gradient": np.asarray(g, dtype=np.float32)}
+    rows = []
+    for part, named in parts.items():
+        if not named:
+            continue
+        L, H = next(iter(named.values())).shape
+        for layer in range(L):
+            for head in range(H):
+                rows.append({"id": doc["id"], "part": part, "layer": layer, "head": head,
+                             **{name: float(v[layer, head]) for name, v in named.items()}})
+    out = {"id": doc["id"], **summary.to_json(), "lead": list(lead(summary, k))}
+    if doc.get("reference") is not None:
+        out["reference"] = doc["reference"]
+    return out, rows
+
+
+class Worker:
+    """Ray Data's stateful callable: the model loads once per actor; each call gets one unit."""
+
+    def __init__(self, checkpoint: str | None, k: int, block: bool, stats: bool, importance: bool):
+        import torch
+
+        from model.summarizer import Summarizer
+
+        torch.set_num_threads(1)  # one core per actor: actors, not threads, use the machine
+        self.summarizer = Summarizer.load(checkpoint=checkpoint, device="cpu")
+        self.args = (k, block, stats, importance)
+
+    def __call__(self, batch: dict) -> dict:
+        summaries, heads = [], []
+        for unit in batch["unit"]:
+            for doc in json.loads(unit):
+                if "error" in doc:
+                    summaries.append(json.dumps(doc))
+                    continue
+                try:
+                    out, rows = summarize_one(self.summarizer, doc, *self.args)
+                except ValueError as e:  # empty, too long, ...: recorded, the run goes on
+                    out, rows = {"id": doc["id"], "error": str(e)}, []
+                summaries.append(json.dumps(out, ensure_ascii=False))
+                heads.extend(rows)
+        import resource
+
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this actor's peak RSS so far
+        return {"summaries": [json.dumps(summaries)], "heads": [json.dumps(heads)], "peak_mb": [peak_mb]}
+
+
+# ---------------------------------------------------------------- output, written as results come
+
+def write_atomic(path: Path, write) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def heads_frame(rows: list[dict]):
+    """Head rows → a DataFrame with compact dtypes."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df["id"] = df["id"].astype("category")
+    df["part"] = df["part"].astype("category")
+    df[["layer", "head"]] = df[["layer", "head"]].astype(np.int8)
+    values = [c for c in df.columns if c not in ("id", "part", "layer", "head")]
+    df[values] = df[values].astype(np.float16)
+    return df
+
+
+def write_shard(out: Path, n: int, summaries: list[str], heads: list[dict]) -> None:
+    shards = out / "shards"
+    if heads:
+        write_atomic(shards / f"heads-{n:06d}.parquet", lambda p: heads_frame(heads).to_parquet(p, index=False))
+    # the summaries shard last: it marks the unit done (a rerun reads the done ids from it)
+    write_atomic(shards / f"summaries-{n:06d}.jsonl", lambda p: p.write_text("\n".join(summaries) + "\n"))
+
+
+def done_ids(out: Path) -> set[str]:
+    ids = set()
+    for p in sorted((out / "shards").glob("summaries-*.jsonl")):
+        ids |= {json.loads(line)["id"] for line in p.read_text(encoding="utf-8").splitlines() if line}
+    return ids
+
+
+def next_shard(out: Path) -> int:
+    return 1 + max((int(p.stem.split("-")[1]) for p in (out / "shards").glob("summaries-*.jsonl")), default=-1)
+
+
+# ---------------------------------------------------------------- the run
+
+def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats: bool = False,
+        importance: str | None = None, address: str | None = None, limit: int | None = None,
+        workers: int | None = None, unit_tokens: int = 2000, checkpoint: str | None = None,
+        progress=None) -> dict:
+    """Summarize (and measure heads over) a JSONL corpus with Ray Data; returns the report.
+    ``progress(done, total, docs_per_s)`` is called as results arrive (the app's progress bar)."""
+    import ray
+
+    out = Path(out)
+    (out / "shards").mkdir(parents=True, exist_ok=True)
+    done = done_ids(out)
+    total = sum(1 for _ in read_input(input_path, done, limit))  # one cheap pass: the progress total
+    t0, first, finished, peak_mb = time.perf_counter(), None, 0, 0.0
+    address = address or os.environ.get("RAY_ADDRESS")
+    if total:
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
+                     **({} if address else {"num_cpus": os.cpu_count(), "object_store_memory": 512 * 2 ** 20}))
+        ray.data.DataContext.get_current().enable_progress_bars = False  # ours: tqdm / the app's bar
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        shard = next_shard(out)
+        # the input streams through in chunks of CHUNK_DOCS documents: the driver never holds more
+        for chunk in chunks(units(read_input(input_path, done, limit), unit_tokens), CHUNK_DOCS):
+            ds = ray.data.from_items([{"unit": json.dumps(u, ensure_ascii=False)} for u in chunk],
+                                     override_num_blocks=len(chunk))
+            ds = ds.map_batches(Worker, fn_constructor_args=(checkpoint, k, block, stats, importance == "gradient"),
+                                batch_size=1, concurrency=workers, num_cpus=1)
+            for row in ds.iter_rows():
+                summaries, heads = json.loads(row["summaries"]), json.loads(row["heads"])
+                peak_mb = max(peak_mb, float(row["peak_mb"]))
+                write_shard(out, shard, summaries, heads)
+                shard += 1
+                finished += len(summaries)
+                first = first or time.perf_counter() - t0
+                if progress:
+                    progress(finished, total, finished / (time.perf_counter() - t0))
+    elapsed = time.perf_counter() - t0
+    report = merge(out, input_path, k)
+    report["run"] = {"documents_this_run": finished, "seconds": round(elapsed, 1),
+                     "documents_per_s": round(finished / elapsed, 3) if finished else None,
+                     "time_to_first_result_s": round(first, 1) if first else None,
+                     "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb)}
+    write_atomic(out / "report.json", lambda p: p.write_text(json.dumps(report, indent=1)))
+    return report
+
+
+def merge(out: Path, input_path: str, k: int) -> dict:
+    """Shards → summaries.jsonl, heads.parquet and the report's aggregates."""
+    import pandas as pd
+
+    lines = [line for p in sorted((out / "shards").glob("summaries-*.jsonl"))
+             for line in p.read_text(encoding="utf-8").splitlines() if line]
+    write_atomic(out / "summaries.jsonl", lambda p: p.write_text("\n".join(lines) + "\n"))
+    docs = [json.loads(line) for line in lines]
+    ok = [d for d in docs if "error" not in d]
+    report = {"input": str(Path(input_path).resolve()), "k": k, "documents": len(docs), "summarized": len(ok),
+              "failures": [{"id": d["id"], "reason": d["error"]} for d in docs if "error" in d]}
+    positions = [i for d in ok for i in d["selected"]]
+    report["selected_position_histogram"] = np.bincount(positions, minlength=10).tolist() if positions else []
+    report["lead_share"] = round(float(np.mean([d["selected"] == d["lead"] for d in ok])), 4) if ok else None
+    report["rouge"] = rouge_vs_lead(ok, k)
+    parts = sorted((out / "shards").glob("heads-*.parquet"))
+    if parts:
+        heads = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+        heads["id"], heads["part"] = heads["id"].astype("category"), heads["part"].astype("category")
+        write_atomic(out / "heads.parquet", lambda p: heads.to_parquet(p, index=False))
+        report["heads"] = head_aggregates(heads)
+    return report
+
+
+def head_aggregates(heads) -> dict:
+    """Per part and statistic: the mean and the standard deviation over documents, layers × heads."""
+    out = {}
+    values = [c for c in heads.columns if c not in ("id", "part", "layer", "head")]
+    for part, df in heads.groupby("part", observed=True):
+        L, H = int(df["layer"].max()) + 1, int(df["head"].max()) + 1
+        g = df.groupby(["layer", "head"])[values]
+        mean, std = g.mean(), g.std(ddof=0)
+        out[str(part)] = {"documents": int(df["id"].nunique()), "stats": {
+            name: {"mean": mean[name].astype(float).to_numpy().reshape(L, H).round(5).tolist(),
+                   "std": std[name].astype(float).to_numpy().reshape(L, H).round(5).tolist()}
+            for name in values if df[name].notna().any()}}
+    return out
+
+
+def rouge_vs_lead(docs: list[dict], k: int) -> dict | None:
+    """ROUGE of the summaries and of Lead-k (the first k sentences) against the references, and
+    the per-document difference with a bootstrap 95% interval."""
+    from training.metrics import KEYS, bootstrap_ci, rouge_per_doc
+
+    docs = [d for d in docs if d.get("reference")]
+    if not docs:
+        return None
+    refs = [[r] if isinstance(r, str) else list(r) for r in (d["reference"] for d in docs)]
+    model = rouge_per_doc([[d["sentences"][i] for i in d["selected"]] for d in docs], refs)  # [N, 3]
+    lead_k = rouge_per_doc([d["sentences"][:k] for d in docs], refs)
+    out = {"documents": len(docs)}
+    for j, key in enumerate(KEYS):
+        mean, low, high = bootstrap_ci(model[:, j] - lead_k[:, j])
+        out[key] = {"model": round(float(model[:, j].mean()), 2), f"lead{k}": round(float(lead_k[:, j].mean()), 2),
+                    "difference": round(mean, 2), "ci95": [round(low, 2), round(high, 2)]}
+    return out
+
+
+# ---------------------------------------------------------------- command line (python -m analysis corpus)
+
+def add_arguments(p) -> None:
+    p.add_argument("--out", required=True, help="results directory (a rerun with the same one resumes)")
+    p.add_argument("--stats", action="store_true", help="head statistics per document (Clark et al. 2019)")
+    p.add_argument("--importance", choices=["gradient"], help="head importance per document (Michel et al. 2019 §4)")
+    p.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--limit", type=int, help="only the first N lines of the input")
+    p.add_argument("--workers", type=int, help="model actors (default: one per CPU of the cluster)")
+    p.add_argument("--unit-tokens", type=int, default=2000, help="WordPieces per unit of work (default 2000)")
+
+
+def cli(args, summarizer=None) -> dict:
+    from tqdm import tqdm
+
+    bar = tqdm(desc="corpus", unit="doc", file=sys.stderr)
+
+    def progress(done, total, rate):
+        bar.total = total
+        bar.update(done - bar.n)
+        bar.set_postfix(docs_per_s=f"{rate:.2f}")
+
+    report = run(args.file, args.out, args.k, args.block, args.stats, args.importance, args.address, args.limit,
+                 args.workers, args.unit_tokens, args.checkpoint, progress)
+    bar.close()
+    return {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json

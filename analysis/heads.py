@@ -1,0 +1,354 @@
+"""Which heads matter: statistics of every head's attention on this document, and how much each
+head matters to the summary.
+
+* Statistics (Clark et al. 2019, "What does BERT look at?", §3): the average attention of a head
+  to a class of tokens is the mean over query tokens of the summed weight on the keys of that
+  class ([CLS], [SEP], punctuation, the previous / next token, the same / other sentences);
+  its entropy is the mean over query rows of -Σ_j a_ij log a_ij (nats). NumPy over a ``Trace``.
+* Importance (Michel et al. 2019, "Are sixteen heads really better than one?"): a gate ξ_h
+  multiplies head h's attention output (their Eq. 2; ``Summarizer.head_mask``). The objective
+  is L = the sum of the selected sentences' scores. Ablation: ξ_h = 0, exactly, every head;
+  importance = |L(ξ = 1) - L(ξ_h = 0)|. Gradient (their §4, Eq. 3): I_h = |∂L/∂ξ_h| at ξ = 1,
+  one forward and one backward for all heads (the first-order estimate of the same drop).
+
+Heads are ("bert" | "inter", layer, head), 0-based here and in JSON; the app shows them 1-based.
+"""
+from __future__ import annotations
+
+import string
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model.bert import extended_mask
+from model.summarizer import Encoded, Summarizer, pool_sentences
+
+PARTS = ("bert", "inter")
+PART_NAMES = {"bert": "BERT", "inter": "Sentence encoder"}
+BERT_STATS = {  # name → what it measures (table column / map title)
+    "cls": "attention to [CLS]",
+    "sep": "attention to [SEP]",
+    "punctuation": "attention to punctuation",
+    "previous": "attention to the previous token",
+    "next": "attention to the next token",
+    "same_sentence": "attention to tokens of the same sentence",
+    "other_sentences": "attention to tokens of other sentences",
+    "entropy": "entropy of the rows (nats)",
+}
+INTER_STATS = {
+    "same_sentence": "attention to the same sentence",
+    "earlier": "attention to earlier sentences",
+    "later": "attention to later sentences",
+    "selected": "attention to the selected sentences",
+    "entropy": "entropy of the rows (nats)",
+}
+STATS_THREADS = 2  # the cores the app is sized for (pages/common.py: MICROSCOPE_CONCURRENT_RUNS)
+UNTRAINED_NOTE = ("The sentence scorer is untrained (random): how much a head matters to its scores says "
+                  "nothing about summarization.")
+
+
+def head_label(part: str, layer: int, head: int) -> str:
+    """("bert", 4, 2) → "BERT 5.3" (1-based, as the app shows heads)."""
+    return f"{PART_NAMES[part]} {layer + 1}.{head + 1}"
+
+
+def is_punctuation(token: str) -> bool:
+    """A WordPiece made only of punctuation characters (string.punctuation or Unicode P*)."""
+    t = token[2:] if token.startswith("##") else token
+    return bool(t) and all(c in string.punctuation or unicodedata.category(c).startswith("P") for c in t)
+
+
+def entropy(a: np.ndarray) -> np.ndarray:
+    """[..., T] rows of probabilities → [...] entropy in nats (0 log 0 = 0)."""
+    return -(a * np.log(np.maximum(a, np.finfo(np.float32).tiny))).sum(-1)
+
+
+# --- statistics (Clark et al. 2019) ----------------------------------------------------------
+
+def bert_stats(trace) -> dict[str, np.ndarray]:
+    """Every BERT head's statistics on the trace's window: name (BERT_STATS) → [L, H] float32.
+    Layer by layer in float32 (the trace holds float16), STATS_THREADS layers at once. No BLAS:
+    NumPy's matmul wakes OpenBLAS threads that keep spinning after it and slowed the next torch
+    run 2× here."""
+    A = trace.bert_attention  # [L, H, T, T] float16
+    L, H, T, _ = A.shape
+    tokens = np.array(trace.tokens, dtype=object)
+    columns = {"cls": np.flatnonzero(tokens == "[CLS]"), "sep": np.flatnonzero(tokens == "[SEP]"),
+               "punctuation": np.flatnonzero([is_punctuation(t) for t in trace.tokens])}  # key positions
+    sent = np.asarray(trace.token_sentence)
+    starts = np.flatnonzero(np.r_[True, sent[1:] != sent[:-1]])  # a sentence is a contiguous run of tokens
+    run = np.cumsum(np.r_[True, sent[1:] != sent[:-1]]) - 1  # [T] each token's run
+    out = {name: np.zeros((L, H), dtype=np.float32) for name in BERT_STATS}
+
+    def one_layer(layer: int) -> None:
+        a = A[layer].astype(np.float32)  # [H, T, T]
+        for name, cols in columns.items():
+            out[name][layer] = a[:, :, cols].sum(-1).mean(-1)  # mass on those keys, mean over query rows
+        per_sentence = np.add.reduceat(a, starts, axis=-1)  # [H, T, sentences]
+        out["same_sentence"][layer] = per_sentence[:, np.arange(T), run].mean(-1)
+        if T > 1:
+            out["previous"][layer] = np.diagonal(a, -1, 1, 2).mean(-1)  # a[h, i + 1, i]
+            out["next"][layer] = np.diagonal(a, 1, 1, 2).mean(-1)  # a[h, i, i + 1]
+        tmp = np.maximum(a, np.finfo(np.float32).tiny)
+        np.log(tmp, out=tmp)
+        tmp *= a  # a log a, 0 where a = 0
+        out["entropy"][layer] = -tmp.sum(-1).mean(-1)
+
+    with ThreadPoolExecutor(STATS_THREADS) as pool:  # NumPy releases the GIL in these loops
+        list(pool.map(one_layer, range(L)))
+    out["other_sentences"] = 1.0 - out["same_sentence"]
+    return out
+
+
+def inter_stats(trace) -> dict[str, np.ndarray]:
+    """Every sentence-encoder head's statistics over the whole document: name (INTER_STATS) →
+    [L2, H2] float32. Sentences by document index (the parts of a long sentence are one)."""
+    A = trace.inter_attention.astype(np.float32)  # [L2, H2, S, S]
+    ids = np.asarray(trace.input_sentences)  # [S]
+    query, key = ids[:, None], ids[None, :]
+    classes = {"same_sentence": key == query, "earlier": key < query, "later": key > query,
+               "selected": np.isin(key, trace.summary.selected) & np.ones_like(query, dtype=bool)}
+    out = {name: (A * m).sum(-1).mean(-1).astype(np.float32) for name, m in classes.items()}  # [L2, H2]
+    out["entropy"] = entropy(A).mean(-1).astype(np.float32)
+    return out
+
+
+# --- importance (Michel et al. 2019) ---------------------------------------------------------
+
+def shapes(summarizer: Summarizer) -> dict[str, tuple[int, int]]:
+    bert, ext = summarizer.model.bert, summarizer.model.ext_layer
+    return {"bert": (len(bert.encoder.layer), bert.config.num_attention_heads),
+            "inter": (ext.config.layers, ext.config.heads)}
+
+
+def selected_parts(summarizer: Summarizer, enc: Encoded, scores, k: int, block: bool) -> tuple[tuple[int, ...], list[int]]:
+    """The selection made from part scores [S], and for each selected sentence the part that
+    carries its score (its best part; a sentence longer than a window is fed in parts)."""
+    scores = [float(s) for s in scores]
+    selected = summarizer.summary(enc, scores, k, block).selected
+    parts = [max((j for j, i in enumerate(enc.input_sentences) if i == s), key=lambda j: scores[j]) for s in selected]
+    return selected, parts
+
+
+def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True):
+    """∂L/∂ξ at ξ = 1 (signed), L = the sum of the selected sentences' scores: (bert [L, H],
+    inter [L2, H2]) float64 NumPy. One forward with float gates and one backward to the gates only."""
+    p = next(summarizer.model.parameters())
+    sh = shapes(summarizer)
+    gates = [torch.ones(sh[part], dtype=p.dtype, device=p.device, requires_grad=True) for part in PARTS]
+    with torch.inference_mode(False), torch.enable_grad():
+        scores = summarizer.score_vectors(summarizer.sentence_vectors(enc, gates[0])[0], gates[1])[0]  # [S]
+        _, parts = selected_parts(summarizer, enc, scores.detach(), k, block)
+        objective = scores[parts].sum()
+        grads = torch.autograd.grad(objective, gates)  # not to the weights: only the gates' paths run
+    return tuple(g.double().cpu().numpy() for g in grads)
+
+
+def importance_gradient(summarizer: Summarizer, text: str, k: int = 3, block: bool = True):
+    """Michel et al. 2019 §4: I_h = |∂L/∂ξ_h| → (bert [L, H], inter [L2, H2]) float64."""
+    enc = summarizer.encode(text, summarizer.max_windows)
+    return tuple(np.abs(g) for g in gate_gradients(summarizer, enc, k, block))
+
+
+def one_off(n_layers: int, n_heads: int, heads: list[tuple[int, int]], like: torch.Tensor) -> torch.Tensor:
+    """Gates [B, L, H] of ones, with heads[b] = (layer, head) switched off in row b."""
+    g = torch.ones(len(heads), n_layers, n_heads, dtype=like.dtype, device=like.device)
+    for b, (layer, head) in enumerate(heads):
+        g[b, layer, head] = 0.0
+    return g
+
+
+BATCH_ATTENTION_BYTES = 12 * 2 ** 20  # auto batch: attention probabilities of one batched layer at most this
+
+
+def auto_batch(summarizer: Summarizer, enc: Encoded) -> int:
+    """Ablations per forward: as many as keep one layer's attention [B, H, T, T] float32 within
+    BATCH_ATTENTION_BYTES. Larger batches were slower per ablation on the 2-core CPU this was
+    measured on (the attention tensors leave the cache): at 196 tokens 6 was fastest, at 304
+    tokens 2, at 470 tokens 1-2 (benchmarks/heads.py)."""
+    H = summarizer.model.bert.config.num_attention_heads
+    T = max(b - a for a, b in (enc.window(w) for w in range(len(enc.window_starts))))
+    return max(1, min(H, BATCH_ATTENTION_BYTES // (H * T * T * 4)))
+
+
+@torch.inference_mode()
+def ablation_scores(summarizer: Summarizer, enc: Encoded, batch: int | None = None, progress=None):
+    """Part scores [S] with every head on, and with each head switched off alone: (base [S],
+    {"bert": [L, H, S], "inter": [L2, H2, S]}) float64.
+
+    Batched: B ablations go through one forward with a [B, L, H] head mask. For heads of BERT
+    layer l the layers below l run once per window (their output does not change), and layer l
+    itself computes queries, keys and attention once: the gates broadcast that one document to
+    B copies only where they multiply the heads' outputs (BertSelfAttention). ``progress(done,
+    total)`` is called after each batch. ``batch`` None: ``auto_batch``."""
+    model, bert = summarizer.model, summarizer.model.bert
+    batch = batch or auto_batch(summarizer, enc)
+    (L, H), (L2, H2) = shapes(summarizer).values()
+    p = next(model.parameters())
+    chunks = [[(layer, h) for h in range(a, min(a + batch, H))] for layer in range(L) for a in range(0, H, batch)]
+    total, done = len(chunks) * len(enc.window_starts) + 1, 0
+    base_vecs, ablated = [], []  # per window: [1, S_w, D], [L * H, S_w, D]
+    for w in range(len(enc.window_starts)):
+        inp = summarizer.window_inputs(enc, *enc.window(w))
+        mask = extended_mask(inp["attention_mask"])  # [1, 1, 1, T]
+
+        def pool(top):  # [B, T, D] → [B, S_w, D], as BertSumExt.sentence_vectors
+            return model.scale * pool_sentences(top, inp["attention_mask"], inp["cls_positions"],
+                                                inp["cls_mask"], model.pooling)
+
+        xs = [bert.embeddings(inp["input_ids"], inp["segment_ids"])]  # xs[l]: input of layer l, [1, T, D]
+        for layer in range(L):
+            xs.append(bert.encoder(xs[-1], mask, layer, layer + 1))
+        base_vecs.append(pool(xs[-1]))
+        vecs = []
+        for heads in chunks:
+            layer = heads[0][0]
+            vecs.append(pool(bert.encoder(xs[layer], mask, layer, None, one_off(L, H, heads, p))))  # [B, S_w, D]
+            done += 1
+            if progress:
+                progress(done, total)
+        ablated.append(torch.cat(vecs))
+    base_vecs, ablated = torch.cat(base_vecs, 1), torch.cat(ablated, 1)  # [1, S, D], [L * H, S, D]
+    base = summarizer.score_vectors(base_vecs)[0]  # [S]
+    bert_scores = summarizer.score_vectors(ablated)  # [L * H, S]
+    inter_heads = [(layer, h) for layer in range(L2) for h in range(H2)]
+    inter_scores = summarizer.score_vectors(base_vecs, one_off(L2, H2, inter_heads, p))  # [L2 * H2, S]
+    if progress:
+        progress(total, total)
+    S = base.shape[0]
+    as_np = lambda x: x.double().cpu().numpy()  # noqa: E731
+    return as_np(base), {"bert": as_np(bert_scores).reshape(L, H, S), "inter": as_np(inter_scores).reshape(L2, H2, S)}
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """Each head switched off alone (Michel et al. 2019 §3.1), per part: arrays [layers, heads]."""
+
+    base_scores: np.ndarray  # [S] part scores, every head on
+    selected: tuple[int, ...]  # the selection with every head on (sentence indices)
+    scores: dict  # part → [layers, heads, S] part scores with that head off
+    importance: dict  # part → |ΔL|, L = the sum of the selected sentences' scores
+    mean_abs_change: dict  # part → mean over sentences of |Δ score|
+    selected_change: dict  # part → mean Δ score of the selected sentences (signed)
+    selection_changed: dict  # part → bool: the selected set is another
+    selected_after: dict  # part → [layers][heads] tuple of the sentences then selected
+
+    def nbytes(self) -> int:
+        return 4096 + sum(v.nbytes for d in (self.scores, self.importance, self.mean_abs_change) for v in d.values())
+
+
+def importance_ablation(summarizer: Summarizer, text: str, k: int = 3, block: bool = True, progress=None,
+                        batch: int | None = None) -> Ablation:
+    """Switch every head off alone, exactly (batched: ``ablation_scores``), and compare."""
+    enc = summarizer.encode(text, summarizer.max_windows)
+    base, scores = ablation_scores(summarizer, enc, batch, progress)
+    selected, parts = selected_parts(summarizer, enc, base, k, block)
+    out = {name: {} for name in ("importance", "mean_abs_change", "selected_change", "selection_changed", "selected_after")}
+    for part, s in scores.items():
+        delta = s - base  # [layers, heads, S]
+        out["importance"][part] = np.abs(delta[..., parts].sum(-1))
+        out["mean_abs_change"][part] = np.abs(delta).mean(-1)
+        out["selected_change"][part] = delta[..., parts].mean(-1) if parts else np.zeros(s.shape[:2])
+        after = [[selected_parts(summarizer, enc, row, k, block)[0] for row in layer] for layer in s]
+        out["selected_after"][part] = after
+        out["selection_changed"][part] = np.array([[a != selected for a in layer] for layer in after])
+    return Ablation(base, selected, scores, **out)
+
+
+def agreement(a: np.ndarray, b: np.ndarray, top: int = 5) -> dict:
+    """How well two importance maps agree: Spearman's rank correlation (Pearson's r of the
+    ranks, ties at their mean rank) and the share of a's top ``top`` heads among b's."""
+    def ranks(x):
+        x = np.asarray(x, dtype=np.float64).ravel()
+        order = np.argsort(x, kind="stable")
+        r = np.empty(len(x))
+        r[order] = np.arange(len(x), dtype=np.float64)
+        _, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
+        sums = np.bincount(inv, weights=r)
+        return sums[inv] / counts[inv]  # tied values share their mean rank
+
+    ra, rb = ranks(a), ranks(b)
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    denom = np.sqrt((ra ** 2).sum() * (rb ** 2).sum())
+    n = min(top, np.size(a))
+    top_a, top_b = (set(np.argsort(-np.ravel(x), kind="stable")[:n].tolist()) for x in (a, b))
+    return {"spearman": float((ra * rb).sum() / denom) if denom > 0 else float("nan"),
+            f"top{top}_overlap": len(top_a & top_b) / n if n else float("nan")}
+
+
+def ranking(values: dict, n: int = 5) -> list[tuple[str, int, int]]:
+    """The n largest heads over both parts: part → [layers, heads] → [(part, layer, head), …]."""
+    flat = [(float(v[layer, h]), part, layer, h) for part, v in values.items()
+            for layer in range(v.shape[0]) for h in range(v.shape[1])]
+    return [(part, layer, h) for _, part, layer, h in sorted(flat, key=lambda x: -x[0])[:n]]
+
+
+# --- one report (the JSON of ``python -m analysis heads``) --------------------------------------
+
+def tolist(x):
+    return np.round(np.asarray(x, dtype=np.float64), 6).tolist() if not isinstance(x, list) else x
+
+
+def heads_report(summarizer: Summarizer, text: str, k: int = 3, block: bool = True, window: int = 0,
+                 ablation: bool = True, batch: int | None = None, compare_with=None) -> dict:
+    """Statistics (one BERT window, the whole sentence encoder), gradient importance and (with
+    ``ablation``) the exact ablation of every head, their agreement, the top 5 heads; with
+    ``compare_with`` (e.g. ``Summarizer.load(untrained=True)``: the plain backbone) its BERT
+    statistics too. Arrays as nested lists [layers][heads], indices 0-based."""
+    trace = summarizer.trace(text, k, block, window=window)
+    stats = {"bert": bert_stats(trace), "inter": inter_stats(trace)}
+    grad = dict(zip(PARTS, importance_gradient(summarizer, text, k, block)))
+    abl = importance_ablation(summarizer, text, k, block, batch=batch) if ablation else None
+    out = {"weights": summarizer.weights, "window": window, "windows": len(trace.windows),
+           "tokens": len(trace.tokens), "selected": list(trace.summary.selected),
+           "scores": list(trace.summary.scores)}
+    if summarizer.weights == "untrained":
+        out["note"] = UNTRAINED_NOTE
+    for part in PARTS:
+        out[part] = {"stats": {n: tolist(v) for n, v in stats[part].items()},
+                     "importance": {"gradient": tolist(grad[part]),
+                                    "ablation": tolist(abl.importance[part]) if abl else None}}
+        if abl:
+            out[part] |= {"selection_changed": abl.selection_changed[part].tolist(),
+                          "mean_abs_change": tolist(abl.mean_abs_change[part]),
+                          "selected_change": tolist(abl.selected_change[part]),
+                          "selected_after": [[list(s) for s in row] for row in abl.selected_after[part]]}
+    best = abl.importance if abl else grad
+    out["top"] = [{"part": p, "layer": layer, "head": h, "label": head_label(p, layer, h),
+                   "gradient": round(float(grad[p][layer, h]), 6),
+                   **({"ablation": round(float(abl.importance[p][layer, h]), 6),
+                       "selection_changed": bool(abl.selection_changed[p][layer, h]),
+                       "selected_after": list(abl.selected_after[p][layer][h])} if abl else {})}
+                  for p, layer, h in ranking(best)]
+    if abl:
+        flat = lambda d: np.concatenate([d[p].ravel() for p in PARTS])  # noqa: E731
+        agree = {**{p: agreement(grad[p], abl.importance[p]) for p in PARTS},
+                 "all": agreement(flat(grad), flat(abl.importance))}
+        out["agreement"] = {p: {n: None if v != v else v for n, v in a.items()} for p, a in agree.items()}  # NaN → null
+    if compare_with is not None:
+        other = bert_stats(compare_with.trace(text, k, block, window=window))
+        out["backbone"] = {"weights": compare_with.weights, "bert": {"stats": {n: tolist(v) for n, v in other.items()}},
+                           "difference": {n: tolist(stats["bert"][n] - other[n]) for n in other}}
+    return out
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--window", type=int, default=1, help="BERT window whose statistics to compute (1-based)")
+    parser.add_argument("--no-ablation", dest="ablation", action="store_false",
+                        help="only the gradient estimate (one forward + backward), not every head switched off")
+    parser.add_argument("--batch", type=int, help="ablations per forward (default: by document length)")
+    parser.add_argument("--compare-backbone", action="store_true",
+                        help="also the BERT statistics of the unmodified backbone, and the difference")
+
+
+def cli(args, summarizer: Summarizer) -> dict:
+    from model.__main__ import read_text
+
+    if args.k < 1 or (args.batch is not None and args.batch < 1) or args.window < 1:
+        raise ValueError("--k, --batch and --window start at 1")
+    other = Summarizer.load(untrained=True, device=args.device) if getattr(args, "compare_backbone", False) else None
+    return heads_report(summarizer, read_text(args.file), args.k, args.block, window=args.window - 1,
+                        ablation=args.ablation, batch=args.batch, compare_with=other)

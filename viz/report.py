@@ -1,0 +1,26 @@
+"""A standalone HTML report of one document: settings, summary, the document with every
+sentence's status, and figures, with Plotly's JavaScript inline so it opens offline (one file,
+~5 MB: plotly.js is most of it). All document text is HTML-escaped."""
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em}.settings{color:#555}li{margin:.3em 0}"""
+
+
+def html_report(title: str, settings: str, summary: list[str], document_html: str,
+                figures: list[tuple[str, go.Figure]]) -> str:
+    """``document_html`` is trusted markup made by viz (already escaped); everything else is text."""
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{STYLE}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1><p class='settings'>{html.escape(settings)}</p>",
+             "<h2>Summary</h2><ol>" + "".join(f"<li>{html.escape(s)}</li>" for s in summary) + "</ol>",
+             "<h2>Document</h2>" + document_html]
+    for n, (heading, fig) in enumerate(figures):
+        parts.append(f"<h2>{html.escape(heading)}</h2>")
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=n == 0, config={"displaylogo": False}))
+    parts.append("<p class='settings'>Made by the attention microscope (BertSumExt).</p></body></html>")
+    return "\n".join(parts)
