@@ -1,4 +1,4 @@
-"""All four benchmarks, one JSON object out.
+"""All the benchmarks, one JSON object out.
 
     python -m benchmarks [--quick] [--json]
 
@@ -9,8 +9,11 @@
    (VmRSS after summarizing 10 documents; ``rss_hwm_mb`` = its peak, VmHWM)
 4. peer (benchmarks.peer): bertviz's model_view for the same input →
    ``payload_ratio_vs_bertviz`` = bertviz model_view HTML bytes / our BERT attention page bytes
+5. explain (benchmarks.explain): explanation of the selected sentences and rollout, × plain
+6. heads (benchmarks.heads): head statistics, gradient importance, full ablation, × plain
+7. corpus (benchmarks.corpus): Ray with 2 workers vs a plain loop, documents/s ratio
 
-``--quick`` (about 5 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
+``--quick`` (about 10 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
 bertviz rendered at ~128 tokens only (its 512-token page is built and measured, not rendered).
 Each script also writes its own JSON under benchmarks/results/ (``*_quick.json`` with --quick).
 With ``--json`` the tables go to stderr and stdout gets one JSON object.
@@ -23,11 +26,14 @@ import json
 import sys
 import time
 
-from benchmarks import browser, figures, model, peer
+from benchmarks import browser, corpus, explain, figures, heads, model, peer
 from benchmarks.common import RESULTS
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "click_to_first_heatmap_s": ("<=", 3.0), "head_switch_s": ("<=", 0.5),
-           "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0)}
+           "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0),
+           "explain_selected_ratio": ("<=", 3.0), "rollout_ratio": ("<=", 0.2), "head_stats_ratio": ("<=", 0.1),
+           "head_gradient_ratio": ("<=", 3.0), "head_ablation_ratio": ("<=", 15.0),
+           "corpus_2_workers_vs_plain": (">=", 1.6)}
 
 
 def run(quick: bool) -> dict:
@@ -40,6 +46,10 @@ def run(quick: bool) -> dict:
     b = browser.main((["--runs", "3"] if quick else []) + ["--json", out("browser")])
     p = peer.main((["--render-tokens", "128", "--views", "model_view", "--timeout", "90"] if quick else [])
                   + ["--ours-bytes", str(b["bert_page_ws_bytes"] or 0), "--json", out("peer")])
+    e = explain.main((["--runs", "5"] if quick else []) + ["--json", out("explain")])
+    h = heads.main((["--runs", "5", "--ablation-runs", "1", "--batches", "0"] if quick else []) + ["--json", out("heads")])
+    c = corpus.main((["--n", "40"] if quick else ["--n", "200"]) + ["--json", out("corpus")])
+    ablation = next(v for k, v in h["rows"].items() if k.startswith("ablation_batch_auto"))
     result = {
         "quick": quick,
         "capture_ratio": row["capture_ratio"],
@@ -58,6 +68,9 @@ def run(quick: bool) -> dict:
         "figures_pages": f["pages"],
         "bertviz_rendered": [{"view": r["view"], "tokens": r["tokens"], **r.get("browser", {})}
                              for r in p["rows"] if "browser" in r],
+        "explain_selected_ratio": e["ratio"]["explain_selected"], "rollout_ratio": e["ratio"]["rollout"],
+        "head_stats_ratio": h["rows"]["stats"]["ratio"], "head_gradient_ratio": h["rows"]["gradient"]["ratio"],
+        "head_ablation_ratio": ablation["ratio"], "corpus_2_workers_vs_plain": c["ray_2_vs_plain"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
     result["targets_met"] = {k: (result[k] is not None and (result[k] <= v if op == "<=" else result[k] >= v))
@@ -67,7 +80,7 @@ def run(quick: bool) -> dict:
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="a short version (about 5 minutes)")
+    p.add_argument("--quick", action="store_true", help="a short version (about 10 minutes)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (tables on stderr)")
     args = p.parse_args(argv)
     if args.json:

@@ -42,11 +42,9 @@ def page_figures(trace) -> dict[str, dict[str, callable]]:
     rng = (sents[0], sents[-1])
     return {
         "Summary": {"score_bars": lambda: score_bars(trace.summary)},
-        "BERT attention (default: one head)": {
+        "BERT attention (default: one head, the layer's 12 heads + mean, hover weights)": {
             "token_heatmap": lambda: A.token_heatmap(trace, 0, 0, hide_special=False, sentence_range=rng,
-                                                     colorscale="Viridis", exact_hover=T <= 256)},
-        "BERT attention: one head, exact hover": {
-            "token_heatmap_exact": lambda: A.token_heatmap(trace, 0, 0, sentence_range=rng, exact_hover=True)},
+                                                     colorscale="Viridis")},
         "BERT attention: all heads of a layer": {"head_grid": lambda: A.head_grid(trace, 0, sentence_range=rng)},
         "BERT attention: all layers x heads": {"overview": lambda: A.overview(trace, level="token")},
         "BERT attention: all layers x heads (sentences)": {"overview_sentence": lambda: A.overview(trace, level="sentence")},

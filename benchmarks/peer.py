@@ -76,7 +76,7 @@ def hf_attention(summarizer, text: str):
     with torch.inference_mode():
         out = hf(input_ids=ids, token_type_ids=seg, attention_mask=torch.ones_like(ids), output_attentions=True)
     forward_s = time.perf_counter() - t
-    ours = summarizer.trace(text).bert_attention.float()     # [L, H, T, T]
+    ours = torch.from_numpy(summarizer.trace(text).bert_attention).float()     # [L, H, T, T]
     diff = (torch.stack([a[0] for a in out.attentions]) - ours).abs().max().item()
     return list(out.attentions), list(enc.tokens), forward_s, diff
 
@@ -143,10 +143,8 @@ def our_sizes(summarizer, text: str) -> dict:
     from viz import attention as A
 
     trace = summarizer.trace(text)
-    T = len(trace.tokens)
     sents = sorted({int(i) for i in trace.token_sentence})
-    figs = {"one_head": A.token_heatmap(trace, 0, 0, sentence_range=(sents[0], sents[-1]), exact_hover=T <= 256),
-            "one_head_exact_hover": A.token_heatmap(trace, 0, 0, exact_hover=True),
+    figs = {"one_head": A.token_heatmap(trace, 0, 0, sentence_range=(sents[0], sents[-1])),
             "overview_all_layers_heads": A.overview(trace)}
     return {k: len(streamlit_json(f)[0].encode()) for k, f in figs.items()}
 
@@ -220,7 +218,7 @@ def main(argv=None) -> dict:
               f"{b.get('chromium_peak_rss_mb', ''):>11}")
     for n, o in ours.items():
         print(f"ours at {o['tokens']} tokens (bytes st.plotly_chart sends): one head {o['one_head']:,}, "
-              f"one head with exact hover {o['one_head_exact_hover']:,}, all layers x heads "
+              f"all layers x heads "
               f"{o['overview_all_layers_heads']:,}")
     print(f"BERT attention page websocket bytes (browser benchmark): {page_bytes}; "
           f"model_view HTML / that = {result['payload_ratio_vs_bertviz']}; "

@@ -78,8 +78,8 @@ def main(argv=None) -> dict:
             page.goto((Path(tmp) / "index.html").as_uri())
             page.wait_for_function("() => window.Plotly")
             for name in names:
-                figs = [variant(A.token_heatmap(trace, 0, h, sentence_range=(sents[0], sents[-1]),
-                                                exact_hover=T <= 256), name) for h in range(6)]
+                figs = [variant(A.token_heatmap(trace, 0, h, sentence_range=(sents[0], sents[-1])), name)
+                        for h in range(6)]
                 new, react = [], []
                 for _ in range(args.reps):
                     ms = page.evaluate(TIME, figs)

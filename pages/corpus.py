@@ -52,16 +52,15 @@ def run_small(data: bytes) -> Path:
 
 
 c1, c2 = st.columns(2)
-directory = c1.text_input("Results directory on the server", key=state.keep("corpus_dir"),
-                          placeholder="/path/to/DIR (with report.json)")
 upload = c2.file_uploader(f"…or run a JSONL corpus (up to {MAX_DOCS} documents)", type=["jsonl"], key="corpus_upload",
                           help='One {"id": ..., "text": ..., "reference": ...} per line; "reference" is optional.')
-if upload is not None and c2.button("Run", type="primary"):
-    try:
+if upload is not None and c2.button("Run the corpus", type="primary"):
+    try:  # before the directory box is drawn, so it can show the new results
         st.session_state["corpus_dir"] = str(run_small(upload.getvalue()))
-        directory = st.session_state["corpus_dir"]
     except (RuntimeError, OSError) as e:
         st.error(f"The corpus run failed: {e}")
+directory = c1.text_input("Results directory on the server", key=state.keep("corpus_dir"),
+                          placeholder="/path/to/DIR (with report.json)")
 
 report_path = Path(directory).expanduser() / "report.json" if directory else None
 if report_path is None:
@@ -139,7 +138,6 @@ def open_document(doc_id: str):
 
 if ok:
     c = st.columns([3, 1])
-    pick = c[0].selectbox("Open a document in the single-document views", [d["id"] for d in ok], key="corpus_doc",
-                          format_func=lambda i: markdown_text(i))
+    pick = c[0].selectbox("Open a document in the single-document views", [d["id"] for d in ok], key="corpus_doc")
     if c[1].button("Open", on_click=open_document, args=(pick,)):
         st.switch_page("pages/summary.py")

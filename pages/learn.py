@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.common import window_caption, layer_head_pickers, need_trace, plot
 from pages.state import keep
-from viz.common import markdown_text, token_labels
+from viz.common import token_labels
 from viz.learn import attention_steps, step_figures
 
 trace = need_trace()
@@ -21,7 +21,7 @@ st.markdown(
     "\n\nPick one head and one query token; below are the real numbers from this document.")
 c = st.columns([1, 1, 2, 1])
 layer, head = layer_head_pickers(L, H, "learn", mean=False, cols=c[:2])
-labels = token_labels(trace.tokens, range(T), escape=markdown_text)
+labels = token_labels(trace.tokens, range(T), escape=str)  # a selectbox shows its options as plain text
 query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], index=min(1, T - 1),
                        key="learn_query")
 causal = c[3].toggle("Decoder (causal) mask", key=keep("causal"),

@@ -7,6 +7,7 @@ import os
 import numpy as np
 import streamlit as st
 
+from model.summarizer import CONTROL
 from pages import state
 from pages.common import get_model, model_slots, need_trace, plot
 from viz import explain as E
@@ -101,7 +102,7 @@ else:
     ex_i = ex
 spans = np.array([[a["start"], a["end"]] for a in ex_i["attributions"][str(i)]], dtype=np.int64).reshape(-1, 2)
 weights = np.array([a["weight"] for a in ex_i["attributions"][str(i)]], dtype=np.float32)
-text = params["text"]
+text = CONTROL.sub(" ", params["text"])  # as the model read it: control and bidi characters blanked one for one
 up, down = E.top_words(text, spans, weights)
 st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
         f"{html.escape(E.position_reading(ex, i))}.<br>"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from analysis import explain as X
 from conftest import synthetic_trace

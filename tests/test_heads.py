@@ -17,7 +17,6 @@ import torch
 
 from analysis import heads as AH
 from conftest import synthetic_trace
-from model.bert import BertConfig, BertModel
 from model.inter_encoder import InterEncoderConfig
 from model.summarizer import Summarizer, record
 from test_app import SHORT, charts, navigation_not_pages_dir, new_app, spec, summarize  # noqa: F401  (autouse fixture)

@@ -176,9 +176,9 @@ def evaluate(docs: list[Doc], systems: dict, k_of) -> list[dict]:
     picks (selected indices per document), docs_per_s (selection only)}]."""
     refs = [d.reference for d in docs]
     rows = []
-    for name, select in systems.items():
+    for name, pick in systems.items():
         t0 = time.perf_counter()
-        picks = [tuple(select(d, k_of(d))) for d in tqdm(docs, desc=name, file=sys.stderr, leave=False)]
+        picks = [tuple(pick(d, k_of(d))) for d in tqdm(docs, desc=name, file=sys.stderr, leave=False)]
         rate = len(docs) / (time.perf_counter() - t0)
         per_doc = rouge_per_doc([[d.sentences[i].strip() for i in p] for d, p in zip(docs, picks)], refs)
         rows.append({"name": name, "per_doc": per_doc, "picks": picks, "docs_per_s": rate})

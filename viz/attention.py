@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import CLIP, PERCENT_HOVER, level_colorbar, percent_digits, plotly_text, pool, quantize, \
+from .common import CLIP, PERCENT_HOVER, level_colorbar, percent_digits, pool, quantize, \
     sentence_label, token_labels
 
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")

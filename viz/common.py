@@ -5,8 +5,9 @@ base64 typed array instead of a JSON list of numbers.
 
 Document text is always shown as text: Plotly reads a subset of HTML in every label, title and
 hover (``<b>``, ``<a href>``, …), so figure functions pass text through ``plotly_text``;
-Streamlit reads Markdown (and LaTeX, colour directives) in widget labels and options, so pages
-pass it through ``markdown_text``. Numbering in the interface is 1-based (sentences, tokens,
+Streamlit reads Markdown (and LaTeX, colour directives) in widget labels, captions and the
+options of sliders and radios, so pages pass it through ``markdown_text`` there (a selectbox
+shows its options as plain text: no escaping). Numbering in the interface is 1-based (sentences, tokens,
 layers, heads); arrays and JSON stay 0-based.
 """
 from __future__ import annotations
