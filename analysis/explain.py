@@ -354,15 +354,14 @@ def rollout(trace) -> np.ndarray:
     torch's: benchmarks/explain.py)."""
     L, H, T, _ = trace.bert_attention.shape
     off = {(l, h) for part, l, h in getattr(trace.summary, "masked_heads", ()) if part == "bert"}
-    eye = torch.eye(T)
     with torch.inference_mode():
         r = None
         for l in range(L):
             heads = [h for h in range(H) if (l, h) not in off]
             a = torch.from_numpy(np.ascontiguousarray(trace.bert_attention[l]))  # [H, T, T] float16
-            a = (a if len(heads) == H else a[heads]).float()  # [H', T, T]
-            a = 0.5 * (a.mean(0) if heads else torch.zeros(T, T)) + 0.5 * eye  # [T, T]
-            a = a / a.sum(-1, keepdim=True)
+            a = (a if len(heads) == H else a[heads]).float().sum(0)  # [T, T]
+            a.mul_(0.5 / max(len(heads), 1)).diagonal().add_(0.5)  # 0.5·mean + 0.5·I
+            a.div_(a.sum(-1, keepdim=True))
             r = a if r is None else a @ r  # [T, T]
         return r.numpy()
 

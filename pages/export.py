@@ -30,11 +30,11 @@ def download_row(trace, statuses: list[str], report) -> None:
     """The row of download buttons; ``report()`` builds the HTML report when clicked."""
     s = trace.summary
     c = st.columns(5)
-    c[0].download_button("Summary .txt", "\n".join(s.sentences[i] for i in s.selected) + "\n",
+    c[0].download_button("Text .txt", "\n".join(s.sentences[i] for i in s.selected) + "\n",
                          file_name="summary.txt", mime="text/plain", on_click="ignore")
     from viz.summary import summary_markdown
 
-    c[1].download_button("Summary .md", summary_markdown(s), file_name="summary.md", mime="text/markdown",
+    c[1].download_button("Markdown .md", summary_markdown(s), file_name="summary.md", mime="text/markdown",
                          on_click="ignore")
     c[2].download_button("Scores .csv", scores_csv(s, statuses), file_name="scores.csv", mime="text/csv",
                          on_click="ignore")

@@ -251,12 +251,12 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     idle(page)
     files = {}
-    for label in ("Summary .txt", "Summary .md", "Scores .csv", "Trace .npz", "Report .html"):
+    for label in ("Text .txt", "Markdown .md", "Scores .csv", "Trace .npz", "Report .html"):
         with page.expect_download(timeout=120_000) as d:
             main.get_by_role("button", name=label).click()
         files[label] = tmp_path / d.value.suggested_filename
         d.value.save_as(files[label])
-    assert files["Summary .txt"].read_text().count("\n") >= 3           # one sentence a line
+    assert files["Text .txt"].read_text().count("\n") >= 3           # one sentence a line
     assert files["Scores .csv"].read_text().splitlines()[0] == "sentence,score,status,text"
     z = np.load(files["Trace .npz"])
     assert z["bert_attention"].ndim == 4 and len(z["tokens"]) == z["bert_attention"].shape[-1]
