@@ -103,7 +103,7 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     at.switch_page("pages/bert_attention.py").run()
     assert len(charts(at)) == 1
     first = spec(charts(at)[0])
-    assert '"dtype":"u1"' in first and "query %{y}" in first      # uint8 z, token hover
+    assert '"dtype":"u2"' in first and "query %{y}" in first      # uint16 weights, token hover
     assert [b["label"] for b in json.loads(first)["layout"]["updatemenus"][0]["buttons"]] == \
         ["mean"] + [str(h) for h in range(1, 13)]                 # heads switch in the browser
     assert "bert_head" not in [w.key for w in at.selectbox]       # no second head picker
@@ -111,12 +111,12 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     assert "layer 6, head 1" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
     at.checkbox(key="bert_hide").check().run()
     assert "[SEP]" not in spec(charts(at)[0])
-    assert "customdata" in spec(charts(at)[0])                     # hover: the true weight, always
+    assert "weight 0.%{z:04d}" in spec(charts(at)[0])               # hover: the true weight, always
     sqrt = spec(charts(at)[0])
     at.selectbox(key="bert_scale").set_value("linear").run()
     assert spec(charts(at)[0]) != sqrt and "√ scale" in sqrt and "√ scale" not in spec(charts(at)[0])
     at.selectbox(key="bert_colors").set_value("Magma").run()
-    assert "#000004" in spec(charts(at)[0]).lower()             # magma's first colour
+    assert "rgb(0, 0, 4)" in spec(charts(at)[0]).lower()        # magma's first colour
     views = {"All heads of a layer": 12, "All layers × heads": 72, "Sentence × sentence": 1}
     for view, n_heatmaps in views.items():
         at.segmented_control(key="bert_view").set_value(view).run()

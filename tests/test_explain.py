@@ -283,7 +283,7 @@ def test_rollout_view(summarizer):
     at.segmented_control(key="bert_view").set_value("Rollout").run()
     assert not at.exception
     specs = [c.proto.spec for c in charts(at)]
-    assert len(specs) == 2 and all('"dtype":"u1"' in s for s in specs)
+    assert len(specs) == 2 and all('"dtype":"u2"' in s for s in specs)
     assert "Attention rollout" in specs[0] and "draws from" in specs[1]
 
 
@@ -307,7 +307,7 @@ def test_figures_escape_text_and_send_typed_arrays(explained):
     t = synthetic_trace()
     r = X.rollout(t)
     heat = V.rollout_heatmap(t, r)
-    assert heat.data[0].z.dtype == np.uint8 and heat.data[0].z.shape == r.shape
+    assert heat.data[0].z.dtype == np.uint16 and heat.data[0].z.shape == r.shape  # weights in 1/10,000
     draw, sents = X.sentence_draw(t, r)
     assert V.sentence_draw_heatmap(t, draw, sents).data[0].z.shape == draw.shape
 

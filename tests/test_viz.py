@@ -37,6 +37,21 @@ def test_colour_mappings_are_monotone_and_labelled_with_true_weights(scale):
     assert bar["ticktext"][0] == "0" and bar["ticktext"][-1].startswith("≥")
 
 
+@pytest.mark.parametrize("scale", ["sqrt", "log"])
+def test_weight_colour_scale_follows_the_mapping(scale):
+    from viz.common import _forward, weight_colorscale, weight_map
+
+    stops = weight_colorscale("Viridis", scale)
+    x = np.array([s[0] for s in stops])
+    assert x[0] == 0 and x[-1] == pytest.approx(1) and np.all(np.diff(x) > 0)
+    # the colour at weight fraction x is the base scale's colour at _forward(x): sampled back
+    assert np.allclose(_forward(x, scale), np.linspace(0, 1, len(stops)), atol=1e-6)
+    m = np.full((100, 100), 1e-3, dtype=np.float32)
+    m[:20, 0] = 0.9  # 0.2% of the cells: above the 99.5th percentile
+    args = weight_map(m, scale=scale)
+    assert args["zmax"] < 0.9 * 1e4 and args["colorbar"]["ticktext"][-1].startswith("≥")  # clipped
+
+
 def test_weak_attention_is_visible_with_log():
     p = np.full((100, 100), 1e-3, dtype=np.float32)
     p[:, 0] = 0.9  # one column takes most of the weight, as [CLS]/[SEP] do
@@ -67,21 +82,18 @@ def shown(fig):
     return hm
 
 
-def test_token_heatmap_uint8_labels_and_exact_hover(trace):
+def test_token_heatmap_uint16_weights_labels_and_exact_hover(trace):
     T = len(trace.tokens)
     fig = A.token_heatmap(trace, 2, 5, scale="linear")
     hm = shown(fig)
-    assert hm.type == "heatmap" and hm.z.dtype == np.uint8 and hm.z.shape == (T, T) and hm.name == "head 6"
+    assert hm.type == "heatmap" and hm.z.dtype == np.uint16 and hm.z.shape == (T, T) and hm.name == "head 6"
     assert len(hm.x) == len(hm.y) == T and len(set(hm.x)) == T  # unique labels, tokens repeat
     assert hm.x[0] == "1 [CLS]"  # 1-based in the interface
     truth = trace.bert_attention[2, 5].astype(np.float32)
-    # hover: the weight in percent to two decimals, 2 uint8 per cell
-    assert hm.customdata.dtype == np.uint8 and hm.customdata.shape == (T, T, 2)
-    percent = hm.customdata[..., 0] + hm.customdata[..., 1] / 100.0
-    assert np.abs(percent / 100 - truth).max() <= 5e-5 + 1e-7
-    assert "%{customdata[0]}.%{customdata[1]:02d} %" in hm.hovertemplate
-    # the 8-bit colour is the true weight to within half a level
-    assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
+    # z is the weight in 1/10,000 (2 bytes a cell) and the hover prints it as 0.dddd: the true weight
+    assert np.abs(hm.z / 1e4 - np.minimum(truth, 0.9999)).max() <= 5e-5 + 1e-7
+    assert "weight 0.%{z:04d}" in hm.hovertemplate and hm.customdata is None
+    assert hm.zmax == pytest.approx(truth.max() * 1e4) and hm.zmin == 0  # linear: the top colour at the max
     assert "layer 3, head 6" in fig.layout.title.text
 
 
@@ -99,7 +111,7 @@ def test_token_heatmap_head_buttons_show_each_head(trace, head):
         assert visible["visible"] == [i == k for i in range(H + 1)]
         assert layout["title.text"].startswith(f"BERT layer 2, {hm.name}:")
         truth = (trace.bert_attention[1].astype(np.float32).mean(0) if k == 0 else trace.bert_attention[1, k - 1].astype(np.float32))
-        assert np.abs(hm.z / 255.0 * truth.max() - truth).max() <= truth.max() / 255 / 2 + 1e-6
+        assert np.abs(hm.z / 1e4 - np.minimum(truth, 0.9999)).max() <= 5e-5 + 1e-7
 
 
 def test_token_heatmap_selectors(trace):
@@ -112,8 +124,7 @@ def test_token_heatmap_selectors(trace):
     hm = shown(A.token_heatmap(trace, 0, 0, sentence_range=(first, first)))
     assert hm.z.shape[0] == int((trace.token_sentence == first).sum())
     mean = shown(A.token_heatmap(trace, 0, None))
-    percent = mean.customdata[..., 0] + mean.customdata[..., 1] / 100.0
-    assert np.abs(percent / 100 - trace.bert_attention[0].astype(np.float32).mean(0)).max() <= 5e-5 + 1e-7
+    assert np.abs(mean.z / 1e4 - trace.bert_attention[0].astype(np.float32).mean(0)).max() <= 5e-5 + 1e-7
     assert shown(A.token_heatmap(trace, 0, 0, colorscale="Magma")).colorscale[0][1] != hm.colorscale[0][1]
     assert "level" not in hm.hovertemplate and "weight" in hm.hovertemplate  # the weight, never a colour level
 
@@ -123,8 +134,8 @@ def test_token_heatmap_serialises_as_typed_array():
     fig = A.token_heatmap(big, 0, 0)
     T, n = len(big.tokens), len(fig.data)          # n = 2 heads + their mean
     js = pio.to_json(fig, validate=False)
-    assert js.count('"dtype":"u1"') == 2 * n and '"bdata"' in js   # levels + hover digits per map
-    assert len(js) < n * (3 * 1.4 * T * T + 10_000)  # base64 of 3 uint8 (4/3 byte each) per cell + labels
+    assert js.count('"dtype":"u2"') == n and '"bdata"' in js   # one uint16 array per map
+    assert len(js) < n * (2 * 1.4 * T * T + 10_000)  # base64 of 2 bytes (4/3 each) per cell + labels
 
 
 def test_head_grid_and_overview(trace):

@@ -9,8 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import CLIP, PERCENT_HOVER, level_colorbar, percent_digits, pool, quantize, \
-    sentence_label, token_labels
+from .common import CLIP, WEIGHT_HOVER, level_colorbar, pool, quantize, sentence_label, token_labels, weight_map
 
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
 
@@ -49,27 +48,22 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
     buttons above the map show another one in the browser, without a round trip to the server
-    (timings: benchmarks/README.md). z holds uint8 colour levels on the ``scale`` mapping
-    (viz.common.quantize: √ or log clipped at the 99.5th percentile of each map, or linear),
-    each head's colourbar labelled with true weights; hover shows the true weight to 0.01 %
-    (``percent_digits``: 2 bytes a cell besides the 1-byte level).
+    (timings: benchmarks/README.md). z holds each weight in 1/10,000 as uint16 (2 bytes a
+    cell: the hover shows the weight itself), coloured on the ``scale`` mapping (√ or log clipped
+    at the 99.5th percentile of each map, or linear: ``viz.common.weight_map``).
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
     a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
-    clip = 100.0 if scale == "linear" else CLIP
     fig = go.Figure()
     titles = []
-    hover = "query %{y}<br>key %{x}<br>weight " + PERCENT_HOVER + "<extra></extra>"
+    hover = "query %{y}<br>key %{x}<br>weight " + WEIGHT_HOVER + "<extra></extra>"
     for h, m in zip(heads, maps):
-        z, vmax = quantize(m, scale=scale, clip=clip)
         name = "mean of heads" if h is None else f"head {h + 1}"
-        fig.add_trace(go.Heatmap(z=z, x=labels, y=labels, customdata=percent_digits(m), name=name,
-                                 visible=h == head, colorscale=colorscale, zmin=0, zmax=255,
-                                 colorbar=level_colorbar(vmax, scale=scale, clipped=bool(m.max() > vmax)),
-                                 hovertemplate=hover))
+        fig.add_trace(go.Heatmap(x=labels, y=labels, name=name, visible=h == head, hovertemplate=hover,
+                                 **weight_map(m, colorscale, scale)))
         titles.append(f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens")
     buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
                     args=[{"visible": [g == h for g in heads]}, {"title.text": titles[k]}])

@@ -88,15 +88,31 @@ def level_colorbar(vmax: float, title: str = "weight", n: int = 5, scale: str = 
                 tickvals=levels.astype(np.float32), ticktext=text, thickness=12)
 
 
-def percent_digits(p: np.ndarray) -> np.ndarray:
-    """Weights in [0, 1] → uint8 [..., 2]: the percent's integer part and its two decimals, so
-    a hover ``%{customdata[0]}.%{customdata[1]:02d} %`` shows the weight to 0.01 % for 2 bytes a
-    cell (float32 would take 4)."""
-    n = np.rint(np.clip(np.asarray(p, dtype=np.float32), 0, 1) * 10000).astype(np.int32)
-    return np.stack([n // 100, n % 100], -1).astype(np.uint8)
+BASIS = 10000  # token maps send weights as uint16 in 1/10,000 (2 bytes a cell): hover shows them as 0.dddd
+WEIGHT_HOVER = "0.%{z:04d}"
 
 
-PERCENT_HOVER = "%{customdata[0]}.%{customdata[1]:02d} %"
+def weight_colorscale(name: str, scale: str, n: int = 48) -> list:
+    """A colour scale for z = weights on a linear axis whose colours follow the ``scale`` mapping
+    (stops at the weights where each colour of the named scale falls)."""
+    from plotly.colors import sample_colorscale
+
+    y = np.linspace(0, 1, n)
+    return [[float(x), c] for x, c in zip(_inverse(y, scale), sample_colorscale(name, y.tolist()))]
+
+
+def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", title: str = "weight") -> dict:
+    """Heatmap arguments for a map of weights in [0, 1]: z = round(weight × 10,000) as uint16 (the
+    hover ``WEIGHT_HOVER`` prints it as the weight to 4 decimals; weights ≥ 0.99995 show 0.9999),
+    colours on the ``scale`` mapping clipped at the CLIP percentile (the maximum for linear),
+    colourbar ticks labelled with weights."""
+    m = np.asarray(m, dtype=np.float32)
+    vmax = float(np.percentile(m, CLIP) if scale != "linear" else m.max()) if m.size else 1.0
+    vmax = vmax if vmax > 0 else 1.0
+    bar = level_colorbar(vmax, title, scale=scale, clipped=bool(m.size and m.max() > vmax))
+    bar["tickvals"] = (vmax * BASIS * _inverse(bar["tickvals"] / 255, scale)).astype(np.float32)  # the same ticks, in z units
+    return dict(z=np.minimum(np.rint(m * BASIS), BASIS - 1).astype(np.uint16), zmin=0, zmax=vmax * BASIS,
+                colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 
 
 def plotly_text(text):

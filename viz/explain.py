@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .attention import _sentence_lines, token_index
-from .common import (CLIP, PERCENT_HOVER, level_colorbar, percent_digits, plotly_text, preview, quantize,
+from .common import (WEIGHT_HOVER, plotly_text, preview, weight_map,
                      sentence_label, token_labels)
 
 RAISED, LOWERED = (22, 150, 60), (214, 39, 40)  # green: raised the score, red: lowered it
@@ -123,16 +123,13 @@ def rollout_heatmap(trace, r: np.ndarray, *, hide_special: bool = False,
                     sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
                     scale: str = "log", height: int = 720) -> go.Figure:
     """Rolled-out attention R [T, T] (Abnar & Zuidema 2020) as a token × token map, like the
-    one-head view (uint8 levels on the ``scale`` mapping, hover to 0.01 %): row = a top-layer
+    one-head view (``viz.common.weight_map``: the hover shows the weight): row = a top-layer
     token, column = the input token it draws from."""
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
     m = np.ascontiguousarray(r[np.ix_(index, index)], dtype=np.float32)  # [n, n]
-    z, vmax = quantize(m, scale=scale, clip=100.0 if scale == "linear" else CLIP)
-    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, customdata=percent_digits(m), colorscale=colorscale,
-                               zmin=0, zmax=255, colorbar=level_colorbar(vmax, "rollout", scale=scale,
-                                                                         clipped=bool(m.max() > vmax)),
-                               hovertemplate="top-layer %{y}<br>input %{x}<br>draw " + PERCENT_HOVER
+    fig = go.Figure(go.Heatmap(x=labels, y=labels, **weight_map(m, colorscale, scale, "rollout"),
+                               hovertemplate="top-layer %{y}<br>input %{x}<br>draw " + WEIGHT_HOVER
                                              + "<extra></extra>"))
     fig.update_layout(title=f"Attention rollout over all {trace.bert_attention.shape[0]} layers: "
                             f"{len(index)} × {len(index)} tokens",
@@ -153,11 +150,8 @@ def sentence_draw_heatmap(trace, draw: np.ndarray, sentences: np.ndarray, *, col
         seen[int(i)] = seen.get(int(i), 0) + 1
         rows.append(sentence_label(trace, int(i), 28) + (f" (part {seen[int(i)]})" if seen[int(i)] > 1 else ""))
     m = np.asarray(draw, dtype=np.float32)
-    z, vmax = quantize(m, scale=scale, clip=100.0 if scale == "linear" else CLIP)
-    fig = go.Figure(go.Heatmap(z=z, x=labels, y=np.array(rows, dtype=object), customdata=percent_digits(m),
-                               colorscale=colorscale, zmin=0, zmax=255,
-                               colorbar=level_colorbar(vmax, "draw", scale=scale, clipped=bool(m.max() > vmax)),
-                               hovertemplate="sentence %{y}<br>input %{x}<br>draw " + PERCENT_HOVER
+    fig = go.Figure(go.Heatmap(x=labels, y=np.array(rows, dtype=object), **weight_map(m, colorscale, scale, "draw"),
+                               hovertemplate="sentence %{y}<br>input %{x}<br>draw " + WEIGHT_HOVER
                                              + "<extra></extra>"))
     fig.update_layout(title="What each sentence's vector draws from (mean of its tokens' rollout rows)",
                       height=height or max(260, 22 * len(rows) + 200), margin=dict(l=10, r=10, t=50, b=130))
