@@ -64,6 +64,9 @@ with st.sidebar:
         st.caption(f"Backbone **{model.backbone}** · weights **{model.weights}** · sentence vectors **"
                    f"{model.model.pooling}** · device **{model.device}**")
     clicked = st.button("Summarize", type="primary", width="stretch")
+    st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync,
+              help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
+                   "copy it to share or keep this view.")
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
@@ -118,4 +121,4 @@ pg = st.navigation([
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])
 pg.run()
-link.sync(EXAMPLES)  # after the page: its pickers have their values now
+link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -1,5 +1,6 @@
-"""Links that restore the view: the settings of the shown result and the pickers in the URL's
-query parameters, read back when a session opens such a link.
+"""Links that restore the view: **Link to this view** (sidebar) writes the settings of the shown
+result and the page's pickers into the URL's query parameters, read back when a session opens
+such a link.
 
     /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
 
@@ -73,10 +74,20 @@ def restore(examples: dict, store) -> dict | None:
     return dict(text=text, k=st.session_state.get("k", 3), block_trigram=st.session_state.get("block_trigram", True))
 
 
+SYNC = "_link_sync"
+
+
+def request_sync() -> None:
+    """The sidebar button's callback: the end of this run writes the link (``sync``)."""
+    st.session_state[SYNC] = True
+
+
 def sync(examples: dict) -> None:
-    """Write the shown result's settings and the current pickers into the URL."""
+    """When asked (``request_sync``): write the shown result's settings and the current pickers
+    into the URL. Only on request: writing the query string on every run made the server keep
+    ~40 MB more per document (benchmarks/README.md)."""
     params = state.params()
-    if params is None:
+    if not st.session_state.pop(SYNC, False) or params is None:
         return
     stems = {p.read_text(encoding="utf-8"): p.stem for p in examples.values()}
     want = {"doc": stems.get(params["text"], doc_id(params["text"])), "k": str(params["k"]),

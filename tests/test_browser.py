@@ -179,6 +179,8 @@ def test_first_screen_and_a_link_restore_the_view_in_a_fresh_browser(server, bro
     idle(page)
     page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                            ".some(e => e.textContent.includes('layer 5, head 4'))", timeout=60_000)
+    page.get_by_role("button", name="Link to this view").click()
+    page.wait_for_function("location.search.includes('head=4')", timeout=60_000)
     url = page.url
     assert "doc=" in url and "layer=5" in url and "head=4" in url, url
     page.close()

@@ -68,6 +68,8 @@ def test_a_link_restores_document_settings_and_pickers():
 
 def test_a_pasted_document_gets_a_link_while_the_server_holds_it():
     at = summarize(new_app(), SHORT.replace("Insurance", "Assurance"), k=2)
+    assert "doc" not in at.query_params  # the address bar changes when asked
+    next(b for b in at.button if b.label == "Link to this view").click().run()
     doc = at.query_params["doc"]
     assert doc.startswith("id:") and at.query_params["k"] == "2"
     from streamlit.testing.v1 import AppTest
