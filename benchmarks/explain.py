@@ -12,7 +12,6 @@ rollout ≤ 0.2× plain. Prints a table and writes JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import torch
 
 from analysis.explain import explain, rollout, sentence_draw
+from benchmarks.common import write_json
 from benchmarks.model import document
 from model.summarizer import Summarizer
 
@@ -66,8 +66,7 @@ def main(argv=None) -> dict:
     for name, v in med.items():
         ratio = "1" if name == "plain" else f"{result['ratio'][name]:.2f}"
         print(f"{name:18} {v:8.1f} {ratio:>8} {result['targets'].get(name, ''):>7}")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(result, indent=1))
+    write_json(Path(args.json).stem, result, args.json)
     return result
 
 

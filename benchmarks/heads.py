@@ -33,6 +33,8 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.common import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 WARM = "The council met on Monday to talk about the budget. It agreed to meet again next week."
 
@@ -176,8 +178,7 @@ def main(argv=None) -> dict:
             f"; tracemalloc {mem['tracemalloc_peak_mb']} MB" if "tracemalloc_peak_mb" in mem else "")
         print(f"{name:18} {r.get('ms', ''):>8} {r.get('plain_ms', ''):>8} {r.get('ratio', ''):>7} "
               f"{r.get('ratio_of_min', ''):>7} {r.get('cpu_ratio', ''):>7}  {mem_s}")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(result, indent=1))
+    write_json(Path(args.json).stem, result, args.json)
     return result
 
 
