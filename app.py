@@ -20,8 +20,8 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
 from pages import link, state  # noqa: E402
-from pages.common import (current_trace, document_store, examples, get_model, load_upload, preload_plotly,  # noqa: E402
-                          result_caption, run_trace, start_session, weights_choices)
+from pages.common import (current_trace, document_store, example_text, examples, get_model, load_upload,  # noqa: E402
+                          preload_plotly, result_caption, run_trace, start_session, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -33,13 +33,13 @@ EXAMPLES = examples()
 def load_example():
     name = st.session_state.get("example")
     if name in EXAMPLES:
-        st.session_state["document"] = EXAMPLES[name].read_text(encoding="utf-8")
+        st.session_state["document"] = example_text(EXAMPLES[name])
 
 
 def document_edited():
     """An edited document is no longer the picked example: the picker says so."""
     name = st.session_state.get("example")
-    if name in EXAMPLES and st.session_state.get("document") != EXAMPLES[name].read_text(encoding="utf-8"):
+    if name in EXAMPLES and st.session_state.get("document") != example_text(EXAMPLES[name]):
         st.session_state["example"] = None
 
 

@@ -6,6 +6,7 @@ Settings (environment, read here only): MICROSCOPE_MAX_CHARS (input limit), MICR
 and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -44,12 +45,18 @@ def start_session():
         st.rerun()
 
 
+@functools.lru_cache(maxsize=None)
+def example_text(path: Path) -> str:
+    """A shipped example's text, read once per server (every run compares documents with them)."""
+    return path.read_text(encoding="utf-8")
+
+
 def examples() -> dict[str, Path]:
     """Shipped example documents: name (first line) → file."""
     out = {}
     for p in sorted(EXAMPLES.glob("*.txt")):
-        title = p.read_text(encoding="utf-8").split("\n", 1)[0].strip()
-        out[f"{title} ({len(p.read_text(encoding='utf-8').split())} words)"] = p
+        text = example_text(p)
+        out[f"{text.split(chr(10), 1)[0].strip()} ({len(text.split())} words)"] = p
     return out
 
 
@@ -154,7 +161,7 @@ def result_caption(trace, params: dict, examples: dict) -> str:
     from viz.common import markdown_text, preview
 
     s = trace.summary
-    name = next((n for n, p in examples.items() if p.read_text(encoding="utf-8") == params["text"]), None)
+    name = next((n for n, p in examples.items() if example_text(p) == params["text"]), None)
     doc = name or f"“{preview(params['text'], 48)}” ({len(params['text'].split()):,} words)"
     long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
     warn = (f" · :material/warning: sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
@@ -166,9 +173,10 @@ def result_caption(trace, params: dict, examples: dict) -> str:
 
 def try_example():
     """The first screen's button: the shortest shipped example, summarized at once."""
-    name = min(examples(), key=lambda n: len(examples()[n].read_text(encoding="utf-8")))
+    named = examples()
+    name = min(named, key=lambda n: len(example_text(named[n])))
     st.session_state["example"] = name
-    st.session_state["document"] = examples()[name].read_text(encoding="utf-8")
+    st.session_state["document"] = example_text(named[name])
     state.request_summarize()
 
 

@@ -15,6 +15,7 @@ import hashlib
 import streamlit as st
 
 from pages import state
+from pages.common import example_text
 
 # query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,
 # "head" = an index or "mean" (None), "text" = as is
@@ -53,7 +54,7 @@ def restore(examples: dict, store) -> dict | None:
         return None
     by_stem = {path.stem: path for path in examples.values()}
     if ref in by_stem:
-        text = by_stem[ref].read_text(encoding="utf-8")
+        text = example_text(by_stem[ref])
         st.session_state["example"] = next(name for name, p in examples.items() if p.stem == ref)
     else:
         text = store.peek(ref)
@@ -89,7 +90,7 @@ def sync(examples: dict) -> None:
     params = state.params()
     if not st.session_state.pop(SYNC, False) or params is None:
         return
-    stems = {p.read_text(encoding="utf-8"): p.stem for p in examples.values()}
+    stems = {example_text(p): p.stem for p in examples.values()}
     want = {"doc": stems.get(params["text"], doc_id(params["text"])), "k": str(params["k"]),
             "tb": "1" if params["block_trigram"] else "0", "w": params["weights"]}
     for name, (key, kind) in PICKERS.items():

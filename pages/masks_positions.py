@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from pages import state
-from pages.common import (examples, get_model, model_slots, need_trace, plot, run_cached, window_caption)
+from pages.common import example_text, examples, get_model, model_slots, need_trace, plot, run_cached, window_caption
 from viz import masks as M
 
 trace = need_trace()
@@ -20,10 +20,10 @@ st.markdown(
     "BertSum trains on **batches**: several documents side by side, the shorter ones **padded** to the "
     "longest. Masks tell attention which positions are real. Here this document's first 512-token window "
     "is batched with other documents, exactly as in training (PreSumm's `Batch`).")
-others = {name: path for name, path in examples().items() if path.read_text(encoding="utf-8") != params["text"]}
+others = {name: path for name, path in examples().items() if example_text(path) != params["text"]}
 chosen = st.multiselect("Documents batched with this one", list(others), default=list(others)[:2],
                         key=state.keep("batch_docs"), max_selections=3)
-texts = [params["text"]] + [others[n].read_text(encoding="utf-8") for n in chosen if n in others]
+texts = [params["text"]] + [example_text(others[n]) for n in chosen if n in others]
 model = get_model(params["weights"], params["device"])
 c = st.columns(3)
 layer = c[0].selectbox("BERT layer", range(len(model.model.bert.encoder.layer)), format_func=lambda i: f"{i + 1}",
