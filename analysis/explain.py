@@ -15,7 +15,8 @@ words of the document raised or lowered a sentence's score.
   sentence's 3 most-attributed words or 3 random ones, mean score drop) plain gradient × input
   is barely better than random (0.054 vs 0.039, ahead for 10 of 20 sentences); with the rules
   0.179 vs 0.039, ahead for 20 of 20.
-  One forward is shared by all explained sentences; one backward each (~0.8× a forward).
+  One forward is shared by all explained sentences; one backward each. Both run in bfloat16
+  where the hardware has it (``attribution_dtype``); the scores they explain are float32.
 - ``rollout``: attention rollout (Abnar & Zuidema 2020, §3): Â_l = rownorm(0.5·mean_h A_l + 0.5·I),
   R = Â_L ⋯ Â_1, over a captured Trace (no model needed).
 - ``explain``: all of it as one JSON-ready dict (``python -m analysis explain FILE --json``).
@@ -159,25 +160,61 @@ def conservative(summarizer: Summarizer, enabled: bool = True):
 
 RULES = ("conservative", "plain")  # gradient × input with Ali et al. (2022)'s rules, or without
 KEEP_WINDOWS = 2  # up to this many BERT windows, one forward keeps every window's graph (~100 MB each)
+PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def attribution_dtype(summarizer: Summarizer, precision: str = "auto") -> torch.dtype:
+    """The dtype of the attribution's forward and backward passes. ``"auto"``: bfloat16 where the
+    hardware computes it natively (a CPU with AVX-512 BF16 / AMX, a CUDA GPU with bf16), else
+    float32. The scores, statuses and position scores are always float32; only the gradients
+    are bfloat16 (on the documents of tests/test_explain.py the words' ranking is the same)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r} ({', '.join(PRECISIONS)})")
+    if precision != "auto":
+        return getattr(torch, precision)
+    dev = summarizer.device
+    native = (torch.cuda.is_bf16_supported() if dev.type == "cuda"
+              else dev.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return torch.bfloat16 if native else torch.float32
+
+
+def _autocast(summarizer: Summarizer, dtype: torch.dtype):
+    return torch.autocast(summarizer.device.type, dtype=dtype, enabled=dtype != torch.float32)
 
 
 def _forward(summarizer: Summarizer, enc: Encoded, mask_heads=(), rule: str = "conservative",
-             keep_windows: int = KEEP_WINDOWS):
+             keep_windows: int = KEEP_WINDOWS, dtype: torch.dtype = torch.float32):
     """Part scores [S] with the graph back to the sentence vectors [1, S, D] and, when the
     document has at most ``keep_windows`` windows, on through BERT to the embedding leaves (one
     per window); else the leaves are None and BERT runs again window by window in
-    ``token_attributions`` (memory: one window's graph at a time)."""
+    ``token_attributions`` (memory: one window's graph at a time). Under autocast to ``dtype``."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r} ({' or '.join(RULES)})")
     bert_gates, inter_gates = summarizer.head_mask(mask_heads)
     keep = len(enc.window_starts) <= keep_windows
-    with torch.inference_mode(False), torch.enable_grad(), conservative(summarizer, rule == "conservative"):
+    with torch.inference_mode(False), torch.enable_grad(), conservative(summarizer, rule == "conservative"), \
+            _autocast(summarizer, dtype):
         with embedding_leaves(summarizer) as leaves, torch.set_grad_enabled(keep):
             vecs, _ = summarizer.sentence_vectors(enc, bert_gates)  # [1, S, D]
         if not keep:
             vecs.requires_grad_()
         scores = summarizer.score_vectors(vecs, inter_gates)[0]  # [S]
     return scores, vecs, list(leaves) if keep else None
+
+
+def float32_scores(summarizer: Summarizer, enc: Encoded, mask_heads=(), trace=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's own part scores [S] and sentence vectors [1, S, D] in float32, without a graph.
+    ``trace``: a ``Trace`` of this document and these heads (the app has one): its sentence vectors
+    are reused, and only the sentence encoder runs again."""
+    bert_gates, inter_gates = summarizer.head_mask(mask_heads)
+    with torch.inference_mode():
+        if trace is None:
+            vecs = summarizer.sentence_vectors(enc, bert_gates)[0]  # [1, S, D]
+        else:
+            if trace.summary.sentences != enc.sentences or trace.summary.masked_heads != tuple(sorted(mask_heads)):
+                raise ValueError("the trace is of another document or other heads switched off")
+            vecs = torch.from_numpy(trace.sentence_vectors).to(summarizer.device)[None]
+        return summarizer.score_vectors(vecs, inter_gates)[0], vecs
 
 
 def encode(summarizer: Summarizer, text: str) -> Encoded:
@@ -274,7 +311,7 @@ def words(summarizer: Summarizer, enc: Encoded, text: str) -> Words:
 
 
 def _part_of(enc: Encoded, scores: torch.Tensor, i: int) -> int:
-    """The part whose score is sentence i's (its best part)."""
+    """The part whose score is sentence i's (its best part; ``scores``: float32 part scores)."""
     parts = [p for p, j in enumerate(enc.input_sentences) if j == i]
     if not parts:
         raise ValueError(f"sentence {i} is not scored (too short, or not fed): nothing to attribute")
@@ -283,23 +320,26 @@ def _part_of(enc: Encoded, scores: torch.Tensor, i: int) -> int:
 
 def token_attributions(summarizer: Summarizer, enc: Encoded, scores, vecs, leaves, sentences: Iterable[int],
                        mask_heads=(), rule: str = "conservative",
-                       progress: Callable[[int, int], None] | None = None) -> dict[int, np.ndarray]:
+                       progress: Callable[[int, int], None] | None = None, part_scores=None,
+                       dtype: torch.dtype = torch.float32) -> dict[int, np.ndarray]:
     """Gradient × input per fed token [T] (float32) for each sentence's score. First the
     gradient of the score with respect to the sentence vectors (the sentence encoder, cheap),
     then back through BERT: over the graph ``_forward`` kept (one backward per sentence, the
     forward shared), or window by window, BERT run again with the graph for one window at a time.
     ``autograd.grad`` with ``inputs`` = the embedding leaves: no weight gradient is computed.
-    ``progress(done, total)``: per sentence, or per window."""
+    ``progress(done, total)``: per sentence, or per window. ``part_scores``: the float32 scores
+    that pick a long sentence's part (default: ``scores``); ``dtype``: as ``_forward``'s."""
     sentences = list(dict.fromkeys(sentences))
+    part_scores = scores if part_scores is None else part_scores
     T = len(enc.tokens)
     with torch.inference_mode(False), torch.enable_grad():
-        cot = {i: torch.autograd.grad(scores[_part_of(enc, scores, i)], vecs, retain_graph=True)[0]
+        cot = {i: torch.autograd.grad(scores[_part_of(enc, part_scores, i)], vecs, retain_graph=True)[0]
                for i in sentences}  # [1, S, D] each
         if leaves is not None:
             out = {}
             for n, i in enumerate(sentences):
                 grads = torch.autograd.grad(vecs, leaves, cot[i], retain_graph=n + 1 < len(sentences))
-                out[i] = torch.cat([(g * e).sum(-1)[0] for g, e in zip(grads, leaves)]).detach().cpu().numpy()  # [T]
+                out[i] = torch.cat([(g.float() * e).sum(-1)[0] for g, e in zip(grads, leaves)]).detach().cpu().numpy()  # [T]
                 if progress:
                     progress(n + 1, len(sentences))
             return out
@@ -309,13 +349,14 @@ def token_attributions(summarizer: Summarizer, enc: Encoded, scores, vecs, leave
         W = len(enc.window_starts)
         for w in range(W):
             a, b = enc.window(w)
-            with embedding_leaves(summarizer) as leaf, conservative(summarizer, rule == "conservative"):
+            with embedding_leaves(summarizer) as leaf, conservative(summarizer, rule == "conservative"), \
+                    _autocast(summarizer, dtype):
                 v = summarizer.model.sentence_vectors(**summarizer.window_inputs(enc, a, b),
                                                       head_mask=bert_gates)  # [1, S_w, D]
             for n, i in enumerate(sentences):
                 g, = torch.autograd.grad(v, leaf[0], cot[i][:, parts[w]:parts[w + 1]],
                                          retain_graph=n + 1 < len(sentences))  # [1, T_w, D]
-                out[i][a:b] = (g * leaf[0]).sum(-1)[0].detach().cpu().numpy()
+                out[i][a:b] = (g.float() * leaf[0]).sum(-1)[0].detach().cpu().numpy()
             if progress:
                 progress(w + 1, W)
         return out
@@ -327,16 +368,29 @@ def word_weights(w: Words, token_attr: np.ndarray) -> np.ndarray:
     return np.bincount(w.token_word[fed], weights=token_attr[fed], minlength=len(w.spans)).astype(np.float32)
 
 
+def _passes(summarizer: Summarizer, enc: Encoded, mask_heads, rule: str, keep_windows: int, precision: str, trace):
+    """The forward with the graph (in the attribution dtype) and the float32 part scores [S] and
+    sentence vectors [1, S, D]: from that same forward in float32, else from ``trace`` or a
+    forward without a graph."""
+    dtype = attribution_dtype(summarizer, precision)
+    graph = _forward(summarizer, enc, mask_heads, rule, keep_windows, dtype)
+    if dtype == torch.float32 and trace is None:
+        part, vecs = graph[0].detach(), graph[1].detach()
+    else:
+        part, vecs = float32_scores(summarizer, enc, mask_heads, trace)
+    return graph, part, vecs, dtype
+
+
 def attribute(summarizer: Summarizer, text: str, sentences: Iterable[int], mask_heads=(),
               progress: Callable[[int, int], None] | None = None, rule: str = "conservative",
-              keep_windows: int = KEEP_WINDOWS) -> dict[int, list[WordSpan]]:
+              keep_windows: int = KEEP_WINDOWS, precision: str = "auto") -> dict[int, list[WordSpan]]:
     """For each sentence (0-based), every word of the document with its gradient × input
     attribution to that sentence's score (see the module docstring). Words of sentences not
     fed to BERT (too short, past the limit) have weight 0: their tokens are not in the input."""
     enc = encode(summarizer, text)
-    scores, vecs, leaves = _forward(summarizer, enc, mask_heads, rule, keep_windows)
+    graph, part, _, dtype = _passes(summarizer, enc, mask_heads, rule, keep_windows, precision, None)
     w = words(summarizer, enc, text)
-    attr = token_attributions(summarizer, enc, scores, vecs, leaves, sentences, mask_heads, rule, progress)
+    attr = token_attributions(summarizer, enc, *graph, sentences, mask_heads, rule, progress, part, dtype)
     return {i: [WordSpan(int(a), int(b), float(x)) for (a, b), x in zip(w.spans, word_weights(w, t))]
             for i, t in attr.items()}
 
@@ -384,18 +438,21 @@ def sentence_draw(trace, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def explain(summarizer: Summarizer, text: str, k: int = 3, block_trigram: bool = True,
             sentences: Iterable[int] | str | None = None, mask_heads=(),
-            progress: Callable[[int, int], None] | None = None, rule: str = "conservative") -> dict:
+            progress: Callable[[int, int], None] | None = None, rule: str = "conservative",
+            precision: str = "auto", trace=None) -> dict:
     """The JSON object of ``python -m analysis explain``: ``sentences``, ``scores``,
     ``selected``, ``status`` / ``rank`` / ``reason`` / ``blocked_by`` per sentence,
     ``position_score`` (neutral position rows) and ``position_score_shuffled``, and
     ``attributions``: {"i": [{"start", "end", "weight"}, …]} over every word of the text for
     each explained sentence (default: the selected ones; ``"all"``: every scored one).
-    One forward pass serves the scores, the position ablations and every attribution."""
+    One forward with the graph serves every attribution; the scores and position ablations are
+    float32 (from that forward in float32, else from ``trace``, a ``Trace`` of this document
+    and heads, or a forward without a graph). ``precision``: of the gradients (``attribution_dtype``)."""
     if k < 1:
         raise ValueError("k must be at least 1")
     enc = encode(summarizer, text)
-    scores, vecs, leaves = _forward(summarizer, enc, mask_heads, rule)
-    summary = summarizer.summary(enc, scores.detach(), k, block_trigram, mask_heads)
+    graph, scores, vecs, dtype = _passes(summarizer, enc, mask_heads, rule, KEEP_WINDOWS, precision, trace)
+    summary = summarizer.summary(enc, scores, k, block_trigram, mask_heads)
     statuses = selection(summary, k, block_trigram)
     if sentences is None:
         sentences = summary.selected
@@ -408,7 +465,7 @@ def explain(summarizer: Summarizer, text: str, k: int = 3, block_trigram: bool =
         _part_of(enc, scores, i)
     w = words(summarizer, enc, text)
     neutral, shuffled = position_scores(summarizer, enc, "neutral,shuffled", vecs=vecs, mask_heads=mask_heads)
-    attr = token_attributions(summarizer, enc, scores, vecs, leaves, sentences, mask_heads, rule, progress)
+    attr = token_attributions(summarizer, enc, *graph, sentences, mask_heads, rule, progress, scores, dtype)
     spans = w.spans.tolist()
     return {
         "sentences": list(summary.sentences),
@@ -426,6 +483,7 @@ def explain(summarizer: Summarizer, text: str, k: int = 3, block_trigram: bool =
         "attributions": {str(i): [{"start": a, "end": b, "weight": float(x)}
                                   for (a, b), x in zip(spans, word_weights(w, t))] for i, t in attr.items()},
         "method": METHOD if rule == "conservative" else PLAIN_METHOD,
+        "precision": str(dtype).removeprefix("torch."),  # of the gradients; scores are float32
         "position_method": NEUTRAL_HELP,
         "truncated": {"sentences": list(summary.truncated), "tokens": summary.tokens_cut},
     }

@@ -5,9 +5,11 @@
 On a document of whole example sentences up to ~``--tokens`` WordPieces (one BERT window),
 alternating in one process, median of ``--runs``: plain ``summarize``; ``explain`` of the
 selected sentences (statuses, position ablations, word attributions: one forward with the
-graph kept + one backward per sentence); ``explain`` of every scored sentence; attention
-rollout + sentence draw over the captured Trace (NumPy). Targets: selected ≤ 3× plain,
-rollout ≤ 0.2× plain. Prints a table and writes JSON.
+graph kept + one backward per sentence, in bfloat16 where the CPU has it, and a float32
+forward for the scores) from the text as the CLI does, and given the document's Trace as the
+Why page does (its float32 sentence vectors: no second forward), and all in float32;
+``explain`` of every scored sentence; attention rollout + sentence draw over the captured
+Trace. Targets: selected ≤ 3× plain, rollout ≤ 0.2× plain. Prints a table and writes JSON.
 """
 from __future__ import annotations
 
@@ -41,7 +43,9 @@ def main(argv=None) -> dict:
     jobs = {
         "plain": lambda: s.summarize(text, k=args.k),
         "explain_selected": lambda: explain(s, text, k=args.k),
+        "explain_selected_traced": lambda: explain(s, text, k=args.k, trace=trace),
         "explain_all": lambda: explain(s, text, k=args.k, sentences="all"),
+        "explain_selected_float32": lambda: explain(s, text, k=args.k, precision="float32"),
         "rollout": lambda: sentence_draw(trace, rollout(trace)),
     }
     times: dict[str, list[float]] = {name: [] for name in jobs}
@@ -58,14 +62,16 @@ def main(argv=None) -> dict:
         "k": args.k, "runs": args.runs, "torch_threads": torch.get_num_threads(),
         "ms": {name: round(v, 1) for name, v in med.items()},
         "ratio": {name: round(v / med["plain"], 3) for name, v in med.items() if name != "plain"},
-        "targets": {"explain_selected": 3.0, "rollout": 0.2},
+        "targets": {"explain_selected": 3.0, "explain_selected_traced": 3.0, "rollout": 0.2},
+        "precision": explain(s, text, k=args.k)["precision"],
     }
     print(f"{result['tokens']} tokens, {n_scored} scored sentences, k={args.k}, median of {args.runs} "
           f"alternating runs, {result['torch_threads']} threads")
-    print(f"{'job':18} {'ms':>8} {'× plain':>8} {'target':>7}")
+    print(f"gradients in {result['precision']} (explain_selected_float32: the same in float32)")
+    print(f"{'job':24} {'ms':>8} {'× plain':>8} {'target':>7}")
     for name, v in med.items():
         ratio = "1" if name == "plain" else f"{result['ratio'][name]:.2f}"
-        print(f"{name:18} {v:8.1f} {ratio:>8} {result['targets'].get(name, ''):>7}")
+        print(f"{name:24} {v:8.1f} {ratio:>8} {result['targets'].get(name, ''):>7}")
     write_json(Path(args.json).stem, result, args.json)
     return result
 

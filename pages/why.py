@@ -46,8 +46,9 @@ def explanation_cache():
                         max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20 // 4, size=size)
 
 
-def explanation(params: dict, sentences: tuple[int, ...] | None) -> dict:
-    """``analysis.explain.explain`` of the current document, cached; progress while it runs."""
+def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
+    """``analysis.explain.explain`` of the current document (``trace``: its Trace), cached;
+    progress while it runs."""
     from analysis.explain import explain
 
     def compute():
@@ -56,7 +57,8 @@ def explanation(params: dict, sentences: tuple[int, ...] | None) -> dict:
             with model_slots():
                 ex = explain(get_model(params["weights"], params["device"]), params["text"], params["k"],
                              params["block_trigram"], sentences, mask_heads=params.get("mask_heads", ()),
-                             progress=lambda done, total: bar.progress(done / total, f"{done} / {total}"))
+                             progress=lambda done, total: bar.progress(done / total, f"{done} / {total}"),
+                             trace=trace)  # its float32 sentence vectors: no second forward
             box.update(label="Attributed.", state="complete")
         return ex
 
@@ -68,7 +70,7 @@ def explanation(params: dict, sentences: tuple[int, ...] | None) -> dict:
 trace = need_trace()
 params = state.params()
 st.title("Why this summary", help=HELP)
-ex = explanation(params, None)  # statuses, position scores and the selected sentences' words
+ex = explanation(params, trace, None)  # statuses, position scores and the selected sentences' words
 n = len(ex["sentences"])
 scored = [i for i in range(n) if ex["scores"][i] is not None]
 
@@ -97,7 +99,7 @@ if st.session_state.get("why_result") != result or st.session_state.get("why_sen
 i = st.selectbox("Sentence", scored, key=state.keep("why_sentence"),
                  format_func=lambda j: f"{j + 1}{' ★' if j in ex['selected'] else ''}: {preview(ex['sentences'][j], 70)}")
 if str(i) not in ex["attributions"]:
-    ex_i = explanation(params, (i,))
+    ex_i = explanation(params, trace, (i,))
 else:
     ex_i = ex
 spans = np.array([[a["start"], a["end"]] for a in ex_i["attributions"][str(i)]], dtype=np.int64).reshape(-1, 2)

@@ -210,6 +210,31 @@ def test_deleting_the_most_attributed_words_lowers_the_score_more_than_random(su
     assert top_mean > random_mean + 0.05
 
 
+@pytest.mark.parametrize("text", [BLOCKED_DOC, LONG])
+def test_bfloat16_gradients_rank_words_as_float32_and_the_trace_is_reused(summarizer, text):
+    """The default precision computes the gradients in bfloat16 where the CPU has it; the
+    words' weights stay those of float32 (within 3% of the largest, the same top words), and the scores,
+    statuses and position scores are float32 whichever precision and whether or not the
+    app's Trace supplies the sentence vectors."""
+    f32 = X.explain(summarizer, text, precision="float32")
+    b16 = X.explain(summarizer, text, precision="bfloat16")
+    traced = X.explain(summarizer, text, trace=summarizer.trace(text))
+    assert f32["precision"] == "float32" and b16["precision"] == "bfloat16"
+    for ex in (b16, traced):
+        assert ex["scores"] == f32["scores"] == list(summarizer.summarize(text).scores)
+        for key in ("status", "selected", "position_score", "position_score_shuffled"):
+            assert ex[key] == f32[key], key
+    for i in f32["selected"]:
+        a = np.array([w["weight"] for w in f32["attributions"][str(i)]])
+        b = np.array([w["weight"] for w in b16["attributions"][str(i)]])
+        assert np.corrcoef(a, b)[0, 1] > 0.999 and np.allclose(a, b, atol=0.03 * np.abs(a).max())
+        assert len(set(np.argsort(-a)[:5]) & set(np.argsort(-b)[:5])) >= 4  # near-ties may swap
+    with pytest.raises(ValueError, match="another document"):
+        X.explain(summarizer, text, trace=summarizer.trace(SHORT))
+    with pytest.raises(ValueError, match="precision"):
+        X.attribution_dtype(summarizer, "float8")
+
+
 # ---------------------------------------------------------------- rollout
 
 def test_rollout_rows_sum_to_one(summarizer):
