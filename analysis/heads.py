@@ -4,7 +4,7 @@ head matters to the summary.
 * Statistics (Clark et al. 2019, "What does BERT look at?", §3): the average attention of a head
   to a class of tokens is the mean over query tokens of the summed weight on the keys of that
   class ([CLS], [SEP], punctuation, the previous / next token, the same / other sentences);
-  its entropy is the mean over query rows of -Σ_j a_ij log a_ij (nats). NumPy over a ``Trace``.
+  its entropy is the mean over query rows of -Σ_j a_ij log a_ij (nats). From a ``Trace`` (no model).
 * Importance (Michel et al. 2019, "Are sixteen heads really better than one?"): a gate ξ_h
   multiplies head h's attention output (their Eq. 2; ``Summarizer.head_mask``). The objective
   is L = the sum of the selected sentences' scores. Ablation: ξ_h = 0, exactly, every head;
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import string
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +44,6 @@ INTER_STATS = {
     "selected": "attention to the selected sentences",
     "entropy": "entropy of the rows (nats)",
 }
-STATS_THREADS = 2  # the cores the app is sized for (pages/common.py: MICROSCOPE_CONCURRENT_RUNS)
 UNTRAINED_NOTE = ("The sentence scorer is untrained (random): how much a head matters to its scores says "
                   "nothing about summarization.")
 
@@ -70,35 +68,33 @@ def entropy(a: np.ndarray) -> np.ndarray:
 
 def bert_stats(trace) -> dict[str, np.ndarray]:
     """Every BERT head's statistics on the trace's window: name (BERT_STATS) → [L, H] float32.
-    Layer by layer in float32 (the trace holds float16), STATS_THREADS layers at once. No BLAS:
-    NumPy's matmul wakes OpenBLAS threads that keep spinning after it and slowed the next torch
-    run 2× here."""
-    A = trace.bert_attention  # [L, H, T, T] float16
+    The mass on a class of keys, averaged over the query rows, is (1/T) Σ_j∈class (column sum j):
+    one column sum per head serves [CLS], [SEP] and punctuation; the same sentence is the sum of
+    the diagonal blocks. Layer by layer in torch, in float32 buffers reused across layers (the
+    trace holds float16; fresh 16M-element temporaries cost more than the arithmetic)."""
+    A = torch.from_numpy(trace.bert_attention)  # [L, H, T, T] float16
     L, H, T, _ = A.shape
     tokens = np.array(trace.tokens, dtype=object)
     columns = {"cls": np.flatnonzero(tokens == "[CLS]"), "sep": np.flatnonzero(tokens == "[SEP]"),
                "punctuation": np.flatnonzero([is_punctuation(t) for t in trace.tokens])}  # key positions
     sent = np.asarray(trace.token_sentence)
-    starts = np.flatnonzero(np.r_[True, sent[1:] != sent[:-1]])  # a sentence is a contiguous run of tokens
-    run = np.cumsum(np.r_[True, sent[1:] != sent[:-1]]) - 1  # [T] each token's run
-    out = {name: np.zeros((L, H), dtype=np.float32) for name in BERT_STATS}
-
-    def one_layer(layer: int) -> None:
-        a = torch.from_numpy(A[layer]).float().numpy()  # [H, T, T]; NumPy converts float16 subnormals ~5× slower
-        for name, cols in columns.items():
-            out[name][layer] = a[:, :, cols].sum(-1).mean(-1)  # mass on those keys, mean over query rows
-        per_sentence = np.add.reduceat(a, starts, axis=-1)  # [H, T, sentences]
-        out["same_sentence"][layer] = per_sentence[:, np.arange(T), run].mean(-1)
-        if T > 1:
-            out["previous"][layer] = np.diagonal(a, -1, 1, 2).mean(-1)  # a[h, i + 1, i]
-            out["next"][layer] = np.diagonal(a, 1, 1, 2).mean(-1)  # a[h, i, i + 1]
-        tmp = np.maximum(a, np.finfo(np.float32).tiny)
-        np.log(tmp, out=tmp)
-        tmp *= a  # a log a, 0 where a = 0
-        out["entropy"][layer] = -tmp.sum(-1).mean(-1)
-
-    with ThreadPoolExecutor(STATS_THREADS) as pool:  # NumPy releases the GIL in these loops
-        list(pool.map(one_layer, range(L)))
+    bounds = np.flatnonzero(np.r_[True, sent[1:] != sent[:-1], True])  # a sentence is a contiguous run of tokens
+    blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    out = {name: torch.zeros(L, H) for name in BERT_STATS}
+    a, tmp = torch.empty(H, T, T), torch.empty(H, T, T)
+    with torch.inference_mode():
+        for layer in range(L):
+            a.copy_(A[layer])  # float16 → float32
+            colsum = a.sum(1)  # [H, T] mass each key receives
+            for name, cols in columns.items():
+                out[name][layer] = colsum[:, torch.from_numpy(cols)].sum(-1)
+            out["same_sentence"][layer] = sum(a[:, i:j, i:j].sum((1, 2)) for i, j in blocks)
+            out["previous"][layer] = a.diagonal(-1, 1, 2).sum(-1)  # a[h, i + 1, i]
+            out["next"][layer] = a.diagonal(1, 1, 2).sum(-1)  # a[h, i, i + 1]
+            torch.log(torch.clamp_min(a, torch.finfo(torch.float32).tiny, out=tmp), out=tmp).mul_(a)  # a log a; 0 where a = 0
+            out["entropy"][layer] = -tmp.sum((1, 2))
+    rows = {"previous": max(T - 1, 1), "next": max(T - 1, 1)}  # the rows that have a previous / next token
+    out = {name: (v / rows.get(name, T)).numpy() for name, v in out.items()}  # sums over rows → means
     out["other_sentences"] = 1.0 - out["same_sentence"]
     return out
 

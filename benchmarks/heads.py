@@ -15,8 +15,7 @@ text; for the statistics, the Trace captured): the resident high-water mark is r
 (/proc/self/clear_refs), and VmHWM after the call - VmRSS before it is the peak the call added.
 The plain summarize is measured the same way, for scale. Each twice: as the app runs, and with
 glibc's mmap threshold fixed (``live_peak_mb``: freed tensors return to the OS, so the mark
-is the live peak, without the allocator's retention). The statistics are NumPy, so their
-``tracemalloc`` peak (NumPy reports its buffers to it) is given too, in this process.
+is the live peak, without the allocator's retention).
 """
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import torch
@@ -154,12 +152,7 @@ def main(argv=None) -> dict:
     for b in args.batches:
         record(name(b), args.ablation_runs, operation(s, text, "ablation", b))
 
-    trace = s.trace(text)
-    tracemalloc.start()
-    AH.bert_stats(trace), AH.inter_stats(trace)
-    stats_peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    memory = {"stats": {"tracemalloc_peak_mb": round(stats_peak / 2 ** 20, 1), **peak_in_child("stats")},
+    memory = {"stats": peak_in_child("stats"),
               "plain": peak_in_child("plain"), "gradient": peak_in_child("gradient"),
               **{name(b): peak_in_child("ablation", b) for b in args.batches}}
     for name, m in memory.items():
@@ -174,8 +167,7 @@ def main(argv=None) -> dict:
     print(f"{'measurement':18} {'ms':>8} {'plain ms':>8} {'× plain':>7} {'× (min)':>7} {'× (CPU)':>7}  peak memory")
     for name, r in rows.items():
         mem = r["memory"]
-        mem_s = f"+{mem['peak_added_mb']} MB resident, live +{mem['live_peak_mb']} MB ({mem['how']})" + (
-            f"; tracemalloc {mem['tracemalloc_peak_mb']} MB" if "tracemalloc_peak_mb" in mem else "")
+        mem_s = f"+{mem['peak_added_mb']} MB resident, live +{mem['live_peak_mb']} MB ({mem['how']})"
         print(f"{name:18} {r.get('ms', ''):>8} {r.get('plain_ms', ''):>8} {r.get('ratio', ''):>7} "
               f"{r.get('ratio_of_min', ''):>7} {r.get('cpu_ratio', ''):>7}  {mem_s}")
     write_json(Path(args.json).stem, result, args.json)
