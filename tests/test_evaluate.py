@@ -208,3 +208,23 @@ def test_killed_and_resumed_training_equals_an_uninterrupted_run(tmp_path, monke
     state = torch.load(tmp_path / "parts" / "state.pt", weights_only=False)["state"]
     assert [leg["start_step"] for leg in state["legs"]] == [0, 4] and (state["step"], state["docs_done"]) == (12, 24)
     assert legs[0]["start_step"] == 0
+
+
+@needs_data
+def test_from_doc_caches_and_trains_only_the_later_documents(tmp_path, monkeypatch, tiny_cache):
+    """--from-doc: a run that continues on the documents an earlier run did not read."""
+    monkeypatch.setattr(cache_mod, "named_split", _named_split)
+    monkeypatch.setattr(train_mod, "named_split", _named_split)
+    cache_mod.main(["--split", "cnndm-train", "--n", "8", "--shard-size", "4", "--from-doc", "4",
+                    "--cache", str(tmp_path)])
+    assert [p.name for p in (tmp_path / "cnndm-train_L6").glob("*.json")] == ["shard_0001.json"]
+    shards = train_mod.shards_on_disk(tiny_cache, "cnndm-train", 6, 8, 4, wait=False, first=4)
+    assert sorted(c.doc for shard in shards for c in shard) == [4, 5, 6, 7]
+    args = train_mod.parse([*TRAIN, "--from-doc", "4", "--cache", str(tiny_cache), "--run-dir", str(tmp_path / "run"),
+                            "--out", str(tmp_path / "out.safetensors")])
+    train_mod.train(args)
+    state = torch.load(tmp_path / "run" / "state.pt", weights_only=False)["state"]
+    assert (state["step"], state["docs_done"]) == (6, 12)  # 3 epochs × documents 4-7, 2 a step
+    for bad in ("3", "8"):
+        with pytest.raises(SystemExit):
+            train_mod.parse([*TRAIN, "--from-doc", bad])

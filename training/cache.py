@@ -124,15 +124,19 @@ def main(argv=None):
     ap.add_argument("--worker", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--from-doc", type=int, default=0, help="skip the shards before this document (a multiple of --shard-size)")
     ap.add_argument("--cache", default=str(CACHE_DIR), help=f"cache directory (default {CACHE_DIR})")
     args = ap.parse_args(argv)
+    if args.from_doc % args.shard_size:
+        ap.error("--from-doc must be a multiple of --shard-size")
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     docs = named_split(args.split, args.data, args.n)
     print(f"{len(docs)} docs read and labelled in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     summarizer = fresh_summarizer()
     n_shards = (len(docs) + args.shard_size - 1) // args.shard_size
-    for i in tqdm(range(args.worker, n_shards, args.workers), desc=f"cache {args.split}", file=sys.stderr):
+    first = args.from_doc // args.shard_size
+    for i in tqdm(range(first + args.worker, n_shards, args.workers), desc=f"cache {args.split}", file=sys.stderr):
         path = shard_path(Path(args.cache), args.split, args.layer, i)
         lo = i * args.shard_size
         if shard_done(path, lo, min(args.shard_size, len(docs) - lo)):

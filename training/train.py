@@ -153,17 +153,18 @@ def read_split(cache: Path, split: str, layer: int) -> list[Cached]:
 
 
 def shards_on_disk(cache: Path, split: str, layer: int, n: int, shard_size: int, wait: bool = True,
-                   mix: list[Cached] = ()):
-    """Yield the cached shards of docs [0, n) in order, waiting for ones still being written;
-    ``mix``: extra documents spread evenly over the shards (shard i gets mix[i::shards])."""
-    shards = (n + shard_size - 1) // shard_size
-    for i in range(shards):
+                   mix: list[Cached] = (), first: int = 0):
+    """Yield the cached shards of docs [first, n) in order (``first``: a multiple of
+    ``shard_size``), waiting for ones still being written; ``mix``: extra documents spread
+    evenly over those shards (the j-th of m shards gets mix[j::m])."""
+    shards = range(first // shard_size, (n + shard_size - 1) // shard_size)
+    for j, i in enumerate(shards):
         p = shard_path(cache, split, layer, i)
         while not p.with_suffix(".json").exists():
             if not wait:
                 raise FileNotFoundError(f"{p}.json: build the cache first (python -m training.cache)")
             time.sleep(10)
-        yield [c for c in read_shard(p) if c.doc < n] + list(mix[i::shards])
+        yield [c for c in read_shard(p) if c.doc < n] + list(mix[j::len(shards)])
 
 
 def in_memory_shard(summarizer: Summarizer, docs: list[Doc], layer: int) -> list[Cached]:
@@ -226,7 +227,7 @@ def train(args) -> dict:
     else:
         mix = read_split(Path(args.cache), args.mix, start) if args.mix else []
         train_shards = lambda: shards_on_disk(Path(args.cache), "cnndm-train", start, args.n,  # noqa: E731
-                                              args.shard_size, mix=mix)
+                                              args.shard_size, mix=mix, first=args.from_doc)
         valid_docs = named_split("cnndm-valid", args.data, args.valid_n)
         valid = [c for c in read_split(Path(args.cache), "cnndm-valid", start) if c.doc < args.valid_n]
         if args.valid_bbc:
@@ -265,7 +266,7 @@ def train(args) -> dict:
                     "optimizer": opt.state_dict(), "state": state}, tmp)
         tmp.replace(state_file)
 
-    total = args.epochs * (args.n + (len(mix) if not args.smoke and args.mix else 0))
+    total = args.epochs * (args.n - args.from_doc + (len(mix) if not args.smoke and args.mix else 0))
     bar = tqdm(total=total, initial=state["docs_done"], desc="train", unit="doc", file=sys.stderr)
     model.train()
     losses, n_sents, in_batch, history = 0.0, 0, 0, []
@@ -343,6 +344,8 @@ def parse(argv=None):
     ap.add_argument("--run-dir", default="/tmp/bertsum_run", help="state.pt (resume) and log.jsonl")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="best checkpoint (validation ROUGE)")
     ap.add_argument("--n", type=int, default=12000, help="training documents")
+    ap.add_argument("--from-doc", type=int, default=0,
+                    help="train on documents [from-doc, n) only (a multiple of --shard-size; e.g. those a previous run did not read)")
     ap.add_argument("--shard-size", type=int, default=500)
     ap.add_argument("--valid-n", type=int, default=500)
     ap.add_argument("--layer", type=int, default=6,
@@ -371,6 +374,8 @@ def parse(argv=None):
     ap.add_argument("--smoke", action="store_true", help="tiny run: 4 docs, 12 steps, no cache on disk")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    if args.from_doc % args.shard_size or not 0 <= args.from_doc < args.n:
+        ap.error("--from-doc must be a multiple of --shard-size and below --n")
     if args.smoke:
         args.n, args.batch, args.max_steps, args.epochs = 4, 1, 12, 100
         args.log_every, args.eval_every, args.warmup = 4, 0, 2
