@@ -10,6 +10,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
+from model.load import DEFAULT_CHECKPOINT
 from model.text import split_sentences
 from training import cache as cache_mod
 from training import train as train_mod
@@ -228,3 +229,18 @@ def test_from_doc_caches_and_trains_only_the_later_documents(tmp_path, monkeypat
     for bad in ("3", "8"):
         with pytest.raises(SystemExit):
             train_mod.parse([*TRAIN, "--from-doc", bad])
+
+
+@needs_data
+def test_a_run_from_init_validates_its_starting_point_first(tmp_path, monkeypatch, tiny_cache):
+    """--init: step 0 is validated and saved as the best so far, so a continued run ends with
+    the checkpoint it started from unless one of its steps scores higher on validation."""
+    monkeypatch.setattr(train_mod, "named_split", _named_split)
+    args = train_mod.parse([*TRAIN, "--max-steps", "2", "--eval-every", "0", "--init", str(DEFAULT_CHECKPOINT),
+                            "--cache", str(tiny_cache), "--run-dir", str(tmp_path / "run"),
+                            "--out", str(tmp_path / "out.safetensors")])
+    train_mod.train(args)
+    log = [json.loads(ln) for ln in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert log[0]["step"] == 0 and "rouge1" in log[0] and log[0]["saved"]
+    with safe_open(tmp_path / "out.safetensors", "pt") as f:
+        assert f.metadata()["step"] in ("0", "2")  # the start, or step 2 if it validated higher

@@ -271,6 +271,13 @@ def train(args) -> dict:
     model.train()
     losses, n_sents, in_batch, history = 0.0, 0, 0, []
     t_start = time.perf_counter() - state["seconds"]
+    if args.init and valid and "validated_step" not in state:  # a continued run keeps --init unless a step beats it
+        entry = {"step": 0, "docs": 0, "epoch": 0}
+        validate_and_save(entry)
+        with open(log_file, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+        save_state()
+        bar.write(json.dumps(entry))
     opt.zero_grad()
     done = 0
     stop = False
