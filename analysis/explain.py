@@ -32,7 +32,7 @@ from typing import Callable, Iterable
 import numpy as np
 import torch
 
-from model.summarizer import CONTROL, Encoded, Summarizer, trigrams
+from model.summarizer import CONTROL, Encoded, Summarizer, best_part, trigrams
 
 STATUSES = ("selected", "trigram-blocked", "below-k", "too-short", "not-fed")
 PLAIN_METHOD = ("gradient × input on BERT's word embeddings (Shrikumar et al. 2017; Denil et al. 2014), "
@@ -311,11 +311,11 @@ def words(summarizer: Summarizer, enc: Encoded, text: str) -> Words:
 
 
 def _part_of(enc: Encoded, scores: torch.Tensor, i: int) -> int:
-    """The part whose score is sentence i's (its best part; ``scores``: float32 part scores)."""
-    parts = [p for p, j in enumerate(enc.input_sentences) if j == i]
-    if not parts:
+    """The part whose score is sentence i's (``best_part``; ``scores``: float32 part scores)."""
+    part = best_part(enc.input_sentences, scores.detach(), i)
+    if part is None:
         raise ValueError(f"sentence {i} is not scored (too short, or not fed): nothing to attribute")
-    return max(parts, key=lambda p: float(scores[p].detach()))
+    return part
 
 
 def token_attributions(summarizer: Summarizer, enc: Encoded, scores, vecs, leaves, sentences: Iterable[int],

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from model.bert import extended_mask
-from model.summarizer import Encoded, Summarizer, pool_sentences
+from model.summarizer import Encoded, Summarizer, best_part, pool_sentences
 
 PARTS = ("bert", "inter")
 PART_NAMES = {"bert": "BERT", "inter": "Sentence encoder"}
@@ -125,8 +125,7 @@ def selected_parts(summarizer: Summarizer, enc: Encoded, scores, k: int, block: 
     carries its score (its best part; a sentence longer than a window is fed in parts)."""
     scores = [float(s) for s in scores]
     selected = summarizer.summary(enc, scores, k, block).selected
-    parts = [max((j for j, i in enumerate(enc.input_sentences) if i == s), key=lambda j: scores[j]) for s in selected]
-    return selected, parts
+    return selected, [best_part(enc.input_sentences, scores, s) for s in selected]
 
 
 def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True):
@@ -275,6 +274,14 @@ def agreement(a: np.ndarray, b: np.ndarray, top: int = 5) -> dict:
             f"top{top}_overlap": len(top_a & top_b) / n if n else float("nan")}
 
 
+def agreements(gradient: dict, ablation: dict, top: int = 5) -> dict:
+    """``agreement`` of the two importance maps per part (part → [layers, heads]) and over all
+    heads of both parts ("all")."""
+    flat = lambda d: np.concatenate([d[p].ravel() for p in PARTS])  # noqa: E731
+    return {**{p: agreement(gradient[p], ablation[p], top) for p in PARTS},
+            "all": agreement(flat(gradient), flat(ablation), top)}
+
+
 def ranking(values: dict, n: int = 5) -> list[tuple[str, int, int]]:
     """The n largest heads over both parts: part → [layers, heads] → [(part, layer, head), …]."""
     flat = [(float(v[layer, h]), part, layer, h) for part, v in values.items()
@@ -320,10 +327,8 @@ def heads_report(summarizer: Summarizer, text: str, k: int = 3, block: bool = Tr
                        "selected_after": list(abl.selected_after[p][layer][h])} if abl else {})}
                   for p, layer, h in ranking(best)]
     if abl:
-        flat = lambda d: np.concatenate([d[p].ravel() for p in PARTS])  # noqa: E731
-        agree = {**{p: agreement(grad[p], abl.importance[p]) for p in PARTS},
-                 "all": agreement(flat(grad), flat(abl.importance))}
-        out["agreement"] = {p: {n: None if v != v else v for n, v in a.items()} for p, a in agree.items()}  # NaN → null
+        out["agreement"] = {p: {n: None if v != v else v for n, v in a.items()}  # NaN → null
+                            for p, a in agreements(grad, abl.importance).items()}
     if compare_with is not None:
         other = bert_stats(compare_with.trace(text, k, block, window=window))
         out["backbone"] = {"weights": compare_with.weights, "bert": {"stats": {n: tolist(v) for n, v in other.items()}},

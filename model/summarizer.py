@@ -387,6 +387,13 @@ def sentence_scores(input_sentences, n: int, part_scores) -> tuple[float | None,
     return tuple(out)
 
 
+def best_part(input_sentences, part_scores, i: int) -> int | None:
+    """The part that carries sentence i's score in ``sentence_scores`` (its best part; the
+    first of equal ones), or None when the sentence was not fed."""
+    parts = [j for j, s in enumerate(input_sentences) if s == i]
+    return max(parts, key=lambda j: float(part_scores[j])) if parts else None
+
+
 def load_tokenizer(directory: Path) -> WordPieceTokenizer:
     return WordPieceTokenizer.from_vocab(directory / "vocab.txt", lowercase=load.lowercase(directory))
 

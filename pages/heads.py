@@ -182,18 +182,16 @@ elif view == "Importance":
                        key="heads_run", help="Until then the maps show the gradient estimate only."):
             slot.empty()
             ablation = run_ablation()
+    agree = AH.agreements(gradient, ablation.importance) if ablation is not None else {}
     for part in AH.PARTS:
-        agree = AH.agreement(gradient[part], ablation.importance[part]) if ablation is not None else None
         plot(VH.importance_maps(gradient[part], None if ablation is None else ablation.importance[part],
-                                part=AH.PART_NAMES[part], agreement=agree,
+                                part=AH.PART_NAMES[part], agreement=agree.get(part),
                                 changed=None if ablation is None else ablation.selection_changed[part]),
              key=f"heads_importance_{part}")
     if ablation is not None:
-        flat = lambda d: np.concatenate([d[p].ravel() for p in AH.PARTS])  # noqa: E731
-        agree = AH.agreement(flat(gradient), flat(ablation.importance))
         c = st.columns(3)
-        c[0].metric("Spearman ρ, gradient vs ablation (all heads)", f"{agree['spearman']:.2f}")
-        c[1].metric("Top-5 heads in common", f"{agree['top5_overlap']:.0%}")
+        c[0].metric("Spearman ρ, gradient vs ablation (all heads)", f"{agree['all']['spearman']:.2f}")
+        c[1].metric("Top-5 heads in common", f"{agree['all']['top5_overlap']:.0%}")
         c[2].metric("Heads whose removal changes the summary",
                     f"{sum(int(ablation.selection_changed[p].sum()) for p in AH.PARTS)} of {len(ALL)}")
         top = AH.ranking(ablation.importance, 5)
@@ -266,7 +264,7 @@ else:  # what fine-tuning changed
         for n in AH.BERT_STATS:
             d = stats["bert"][n] - backbone[n]  # [L, H]
             layer, head = np.unravel_index(np.abs(d).argmax(), d.shape)
-            rows.append({"statistic": AH.BERT_STATS[n], "largest change": f"BERT {layer + 1}.{head + 1}",
+            rows.append({"statistic": AH.BERT_STATS[n], "largest change": label(("bert", layer, head)),
                          "shipped": stats["bert"][n][layer, head], "backbone": backbone[n][layer, head],
                          **{f"mean |Δ| layer {i + 1}": np.abs(d[i]).mean() for i in range(L)}})
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="heads_ft_table")
