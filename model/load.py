@@ -196,6 +196,7 @@ def merge_checkpoint(directory: Path, checkpoint: str | Path | None) -> Summariz
     if checkpoint is None:
         return SummarizerWeights(cfg, bert_sd, {}, {})
     sd, meta = read_state_dict(checkpoint)
+    sd = {k: v.float() if v.is_floating_point() else v for k, v in sd.items()}  # float16 on disk: shipped
     if meta.get("backbone_sha256") and meta["backbone_sha256"] != sha256(backbone_weights_file(directory)):
         raise ValueError(f"{checkpoint}: was trained on a different backbone than {directory} "
                          "(backbone_sha256 differs)")

@@ -244,9 +244,9 @@ elif view == "Switch heads off":
              key="heads_scores")
 
 else:  # what fine-tuning changed
-    st.markdown("Training fine-tuned some BERT layers and trained the sentence scorer (the shipped "
-                "bertsumext-minilm: layers 5-6; layers 1-4 are the unmodified all-MiniLM-L6-v2). Each statistic "
-                "with these weights beside the same statistic of the plain backbone, on this document.")
+    st.markdown("Training fine-tuned the top BERT layers and trained the sentence scorer; the layers below are "
+                "the unmodified all-MiniLM-L6-v2 (the caption under the table names the layers that differ). "
+                "Each statistic with these weights beside the same statistic of the plain backbone, on this document.")
     if untrained:
         st.info("The current weights are the unmodified backbone: pick the shipped weights under **Model** to compare.")
     else:

@@ -26,7 +26,7 @@ def main(argv=None):
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    s = Summarizer.load(untrained=True)  # the backbone as shipped, not the fine-tuned layers 4-5
+    s = Summarizer.load(untrained=True)  # the backbone as shipped, not the fine-tuned layers
     n_layers = len(s.model.bert.encoder.layer)
     stats = {"cls": ([], []), "mean": ([], [])}
     for doc in named_split("cnndm-valid", args.data, args.n):

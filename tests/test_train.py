@@ -6,12 +6,14 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors import safe_open
+from safetensors.torch import save_file
 
 from model import load
 from model.bert import BertConfig, BertLayer, extended_mask
 from training.cache import encode_labels, fresh_summarizer, lower_layers
 from training.data import DEFAULT_DATA, named_split
 from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
+from training.ship import compare, half_checkpoint
 from training.train import init_from, lr_factor, parse, top_scores, train, trainable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,13 +39,13 @@ def test_lr_schedule_warms_up_then_decays():
 
 def test_init_from_a_checkpoint_keeps_the_backbone_layers_it_lacks():
     model = fresh_summarizer().model
-    params = trainable(model, 3)  # fine-tune layers 3-5 starting from the shipped weights
+    params = trainable(model, 1)  # fine-tune layers 1-5 starting from the shipped weights (2-5)
     before = {n: p.clone() for n, p in params.items()}
     init_from(DEFAULT_CHECKPOINT, params)
     sd, _ = load.read_state_dict(DEFAULT_CHECKPOINT)
-    assert "bert.encoder.layer.3.output.dense.weight" not in sd  # the backbone's layer 3 is kept
+    assert "bert.encoder.layer.1.output.dense.weight" not in sd  # the backbone's layer 1 is kept
     for n, p in params.items():
-        assert torch.equal(p, sd[n] if n in sd else before[n]), n
+        assert torch.equal(p, sd[n].float() if n in sd else before[n]), n
     for trained in ("ext_layer.", "bert.encoder.layer.5."):  # what the shipped file holds is copied
         assert any(not torch.equal(p, before[n]) for n, p in params.items() if n.startswith(trained))
     with pytest.raises(ValueError, match="ext_layer"):
@@ -102,7 +104,7 @@ def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
     assert {k.split(".")[0] for k in keys} == {"ext_layer"} | ({"bert"} if finetuned else set())
     assert {k.split(".")[3] for k in keys if k.startswith("bert.")} == finetuned
     assert meta["backbone_sha256"] == load.sha256(load.backbone_weights_file(load.default_backbone_dir()))
-    assert meta["train_command"].startswith("python -m model.train")
+    assert meta["train_command"].startswith("python -m training.train") and meta["stored_dtype"] == "float16"
     s = Summarizer.load(device="cpu")
     assert s.weights == "trained"
     assert (s.model.pooling, s.model.scale) == (meta["sentence_pooling"], float(meta["sentence_scale"]))
@@ -111,3 +113,25 @@ def test_shipped_checkpoint_is_small_complete_and_loads_by_default():
             "The mayor defended the cuts as necessary to balance the city's books. "
             "A final vote on the school spending plan is expected next month.")
     assert len(s.summarize(text, k=2).selected) == 2
+
+
+def test_a_float16_checkpoint_is_half_the_size_and_summarizes_like_float32(tmp_path):
+    sd, meta = load.read_state_dict(DEFAULT_CHECKPOINT)
+    torch.manual_seed(0)  # float32 weights with bits float16 cannot hold, as training writes them
+    sd = {k: (v.float() + 1e-4 * torch.randn(v.shape)).contiguous() for k, v in sd.items()}
+    src, dst = tmp_path / "f32.safetensors", tmp_path / "f16.safetensors"
+    save_file(sd, str(src), metadata=meta)
+    half_checkpoint(src, dst)
+    assert dst.stat().st_size < 0.51 * src.stat().st_size
+    with safe_open(dst, "pt") as f:
+        assert f.metadata() == {**meta, "stored_dtype": "float16"}
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+    a, b = (Summarizer.load(checkpoint=p, device="cpu") for p in (src, dst))
+    assert all(p.dtype == torch.float32 for p in b.model.parameters())
+    report = compare(a, b, [p.read_text() for p in sorted((REPO / "examples").glob("*.txt"))])
+    assert report["documents"] >= 3 and report["summaries_changed"] == 0
+    assert 0 < report["max_score_difference"] < 2e-3, report
+
+    save_file({"ext_layer.wo.weight": torch.full((1, 4), 1e6)}, str(src))
+    with pytest.raises(ValueError, match="overflows float16"):
+        half_checkpoint(src, dst)

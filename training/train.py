@@ -4,9 +4,10 @@ labels, on a CPU.
 BertSumExt (Liu & Lapata 2019, §3.2) fine-tunes all of BERT with a binary cross-entropy loss
 on the greedy-oracle sentence labels. On a 2-core CPU we freeze layers[:L], run them once per
 document and cache their output (``python -m training.cache``, float16 on disk), then train
-layers[L:] + the inter-sentence encoder from the cache. The shipped weights took two stages:
+layers[L:] + the inter-sentence encoder from the cache. The shipped weights took three stages:
 ``--layer 6`` (the defaults: backbone frozen, only the scorer trains), then ``--layer 4
---init`` that checkpoint (layers 4-5 fine-tuned with it). With [CLS] pooling and L < 6 the
+--init`` that checkpoint (layers 4-5 fine-tuned with it), then ``--layer 2 --init`` that one
+(layers 2-5), stored as float16 by ``python -m training.ship``. With [CLS] pooling and L < 6 the
 top layer is computed at the [CLS] positions only (``BertLayer(rows=…)``: exact; no queries,
 attention output or feed-forward for other tokens).
 
