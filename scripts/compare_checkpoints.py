@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from training.data import DEFAULT_DATA, named_split  # noqa: E402
-from training.evaluate import from_scores, lead, model_scores, raw_form  # noqa: E402
-from training.metrics import KEYS, bootstrap_ci, rouge_per_doc  # noqa: E402
+from training.evaluate import evaluate, from_scores, lead, model_scores, raw_form  # noqa: E402
+from training.metrics import KEYS, bootstrap_ci  # noqa: E402
 
 
 def main(argv=None):
@@ -31,12 +31,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     docs = named_split("cnndm-valid", args.data, args.docs[1])[args.docs[0]:]
     docs = raw_form(docs) if args.raw else docs
-    refs = [d.reference for d in docs]
-
-    def per_doc(picks):  # [N, 3] ROUGE-1/2/Lsum F1 x 100
-        return rouge_per_doc([[d.sentences[i].strip() for i in p] for d, p in zip(docs, picks)], refs)
-
-    lead3 = per_doc([lead(d, 3) for d in docs])
+    per_doc = lambda name, pick: evaluate(docs, {name: pick}, lambda d: 3)[0]["per_doc"]  # noqa: E731  [N, 3]
+    ci = lambda x: "{:+.2f} [{:+.2f}, {:+.2f}]".format(*bootstrap_ci(x))  # noqa: E731
+    lead3 = per_doc("Lead-3", lead)
     print(f"{len(docs)} documents; Lead-3 " + "/".join(f"{v:.2f}" for v in lead3.mean(0)))
     print("| checkpoint | input | R1/R2/RLsum | Δ R1 vs Lead-3 | Δ R1 vs first | Δ R2 vs first | Δ RLsum vs first |")
     print("|---|---|---|---|---|---|---|")
@@ -44,10 +41,8 @@ def main(argv=None):
     for path in args.checkpoints:
         whole, first512, _ = model_scores(path, docs, args.workers)
         for name, scores in (("whole document", whole), ("first 512 tokens", first512)):
-            pick = from_scores(scores, docs, True)
-            r = per_doc([pick(d, 3) for d in docs])
+            r = per_doc(name, from_scores(scores, docs, True))
             base = first.setdefault(name, r)
-            ci = lambda x: "{:+.2f} [{:+.2f}, {:+.2f}]".format(*bootstrap_ci(x))  # noqa: E731
             print(f"| {Path(path).name} | {name} | " + "/".join(f"{v:.2f}" for v in r.mean(0))
                   + f" | {ci(r[:, 0] - lead3[:, 0])} | "
                   + " | ".join(ci(r[:, j] - base[:, j]) for j in range(len(KEYS))) + " |", flush=True)
