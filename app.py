@@ -80,7 +80,7 @@ if clicked or from_link or state.take_summarize_request():
         with state.running(), st.spinner("Running BERT and the sentence encoder…"):
             run_trace(**inputs)
         state.set_result(inputs)
-        document_store().get(link.doc_id(inputs["text"]), lambda: inputs["text"])
+        document_store().put(link.doc_id(inputs["text"]), inputs["text"])
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
 

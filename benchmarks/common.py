@@ -125,8 +125,8 @@ def median(xs: list[float], nd: int = 3) -> float | None:
 class Server:
     """``streamlit run app.py`` on a free port in its own process group; stopped on exit."""
 
-    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None):
-        self.port, self.log, self.timeout_s, self.env = free_port(), log, timeout_s, env or {}
+    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None, port: int | None = None):
+        self.port, self.log, self.timeout_s, self.env = port or free_port(), log, timeout_s, env or {}
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
@@ -155,6 +155,12 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def write_json(name: str, result: dict, path: str | None = None) -> Path:

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from pages.common import window_caption, COLORSCALES, layer_head_pickers, need_trace, plot
+from pages.common import COLORSCALES, figure, head_map, layer_head_pickers, need_trace, plot, window_caption
 from pages.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -41,15 +41,16 @@ if view in ("One head", "All heads of a layer", "Rollout"):
                                format_func=lambda i: sentence_label(trace, i, 24, escape=markdown_text))
 
 if view == "One head":
-    st.caption("Pick the head with the buttons above the map: they switch in the browser, at once.")
-    plot(A.token_heatmap(trace, layer, head, hide_special=hide, sentence_range=rng, colorscale=colorscale,
-                         scale=scale), key="bert_token")
+    st.caption("Pick the head with the buttons above the map: they switch in the browser at once, to a preview "
+               "(k × k-token blocks) on long windows, and the exact weights follow from the server.")
+    head_map(trace, layer, "bert_head", "bert_token", hide_special=hide, sentence_range=rng, colorscale=colorscale,
+             scale=scale)
 elif view == "All heads of a layer":
-    plot(A.head_grid(trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
+    plot(figure(A.head_grid, trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
          key="bert_grid")
 elif view == "All layers × heads":
     level = st.radio("Cells", ["token", "sentence"], key=keep("bert_level"), horizontal=True)
-    plot(A.overview(trace, colorscale=colorscale, level=level, scale=scale), key="bert_overview")
+    plot(figure(A.overview, trace, colorscale=colorscale, level=level, scale=scale), key="bert_overview")
 elif view == "Rollout":
     r = rollout(trace)  # [T, T]
     st.caption("Attention rollout (Abnar & Zuidema 2020): each layer's head-mean attention A, with the residual "
@@ -64,6 +65,6 @@ elif view == "Rollout":
     plot(X.sentence_draw_heatmap(trace, draw, draw_sents, colorscale=colorscale, scale=scale),
          key="bert_rollout_sentences")
 else:
-    plot(A.sentence_heatmap(trace, layer, head, colorscale=colorscale), key="bert_sentence")
+    plot(figure(A.sentence_heatmap, trace, layer, head, colorscale=colorscale), key="bert_sentence")
     st.caption("Attention mass from sentence i to sentence j: the mean over the query tokens of i of the "
                "summed weights on the key tokens of j.")

@@ -28,6 +28,12 @@ def sizeof(value) -> int:
     return 64
 
 
+def figure_bytes(fig) -> int:
+    """Approximate bytes of a Plotly figure: the NumPy arrays of its traces, plus 4 KB."""
+    arrays = (getattr(t, a, None) for t in fig.data for a in ("x", "y", "z", "customdata", "text"))
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray)) + 4096
+
+
 class BoundedCache:
     def __init__(self, max_entries: int = 16, max_bytes: int = 512 * 2 ** 20, size: Callable = sizeof):
         self.max_entries, self.max_bytes, self.size = max_entries, max_bytes, size

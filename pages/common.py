@@ -3,13 +3,17 @@ the current result. Figures themselves come from viz/ (pure functions); session 
 pages/state.py.
 
 Settings (environment, read here only): MICROSCOPE_MAX_CHARS (input limit), MICROSCOPE_CACHE_ENTRIES
-and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once)."""
+and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_FIGURE_ENTRIES and MICROSCOPE_FIGURE_MB (the
+figure cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once), MICROSCOPE_STORE (the SQLite file of
+linked documents)."""
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import os
 import threading
+import weakref
 from pathlib import Path
 
 import streamlit as st
@@ -89,8 +93,16 @@ def get_model(weights: str, device: str):
 
     max_chars = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
     if weights == UNTRAINED:
-        return Summarizer.load(device=device, untrained=True, max_chars=max_chars)
-    return Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
+        model = Summarizer.load(device=device, untrained=True, max_chars=max_chars)
+    else:
+        model = Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
+    # Streamlit runs a full garbage collection after every script run (runner.postScriptGC); it
+    # walked every object of the model, tokenizer and libraries each time, ~80% of the server's
+    # CPU per student (benchmarks/README.md). What exists now lives as long as the server: moved
+    # out of the collector's sight, later garbage is still collected.
+    gc.collect()
+    gc.freeze()
+    return model
 
 
 @st.cache_resource(show_spinner=False)
@@ -120,7 +132,40 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
                                                     mask_heads=mask_heads)
 
     key = (hashlib.sha256(text.encode()).hexdigest(), k, block_trigram, weights, device, window, tuple(mask_heads))
-    return trace_cache().get(key, compute)
+    trace = trace_cache().get(key, compute)
+    if id(trace) not in _TRACE_KEYS:  # forgotten when the Trace is freed, before its id can be reused
+        _TRACE_KEYS[id(trace)] = key
+        weakref.finalize(trace, _TRACE_KEYS.pop, id(trace), None)
+    return trace
+
+
+_TRACE_KEYS: dict[int, tuple] = {}  # id(Trace) → its cache key, for the figure cache
+
+
+@st.cache_resource(show_spinner=False)
+def figure_cache():
+    """Built figures shared by every session of the server: a view another session already
+    built for the same Trace and settings is not rebuilt (env MICROSCOPE_FIGURE_ENTRIES, default
+    64, and MICROSCOPE_FIGURE_MB, default 128)."""
+    from pages.cache import BoundedCache, figure_bytes
+
+    return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_FIGURE_ENTRIES", 64)),
+                        max_bytes=int(os.environ.get("MICROSCOPE_FIGURE_MB", 128)) * 2 ** 20, size=figure_bytes)
+
+
+def figure(build, trace, *args, **kwargs):
+    """``build(trace, *args, **kwargs)`` (a viz/ function), from the figure cache when the Trace
+    came from ``run_trace``. Figures are shared: nobody may change one after this."""
+    name = (build.__module__, build.__qualname__, args, tuple(sorted(kwargs.items())))
+    return shared_figure(trace, name, lambda: build(trace, *args, **kwargs))
+
+
+def shared_figure(trace, name: tuple, build):
+    """``build()``, cached under the Trace's key and ``name``, which must say everything else the
+    figure depends on (the Trace's key already holds the document, k, trigram blocking, weights,
+    device, window and switched-off heads)."""
+    key = _TRACE_KEYS.get(id(trace))
+    return build() if key is None else figure_cache().get((key, *name), build)
 
 
 def run_cached(key: tuple, compute):
@@ -149,11 +194,12 @@ def window_caption(trace) -> str:
 
 @st.cache_resource(show_spinner=False)
 def document_store():
-    """The documents summarized on this server, by ``pages.link.doc_id``, so a shared link can
-    name a pasted text without carrying it (the most recent 200, at most 50 MB)."""
-    from pages.cache import BoundedCache
+    """The documents summarized here, by ``pages.link.doc_id``, so a shared link can name a pasted
+    text without carrying it: SQLite at MICROSCOPE_STORE (pages/store.py), shared by every
+    process pointing at that file and kept across restarts."""
+    from pages.store import DocumentStore, default_path
 
-    return BoundedCache(max_entries=200, max_bytes=50 * 2 ** 20, size=len)
+    return DocumentStore(os.environ.get("MICROSCOPE_STORE") or default_path())
 
 
 def result_caption(trace, params: dict, examples: dict) -> str:
@@ -219,9 +265,50 @@ def preload_plotly():
     """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
     chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
     loads it while the user is still pasting (the gain: benchmarks/README.md)."""
+    st.plotly_chart(_blank(), key="plotly_preload", config={"staticPlot": True})
+
+
+@functools.lru_cache(maxsize=1)
+def _blank():
     from viz.common import blank
 
-    st.plotly_chart(blank(), key="plotly_preload", config={"staticPlot": True})
+    return blank()
+
+
+# The token heatmap's head buttons switch maps in the browser; a head shown as a preview
+# (viz.attention.token_heatmap) then needs its exact weights from the server. Streamlit passes no
+# Plotly button clicks to Python, so this component (no HTML, JS in the page) listens for them on
+# the chart marked ``layout.meta.relay`` and sends the clicked head's label as a trigger.
+_RELAY_JS = """
+export default function(component) {
+  const { setTriggerValue } = component;
+  const send = (e) => setTriggerValue('head', e.button.label);
+  const hook = () => {
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+      if (!(gd.layout && gd.layout.meta && gd.layout.meta.relay === 'head') || gd.__headRelay === send) continue;
+      if (gd.__headRelay) gd.removeListener('plotly_buttonclicked', gd.__headRelay);
+      gd.__headRelay = send;
+      gd.on('plotly_buttonclicked', send);
+    }
+  };
+  hook();
+  const timer = setInterval(hook, 200);  // the chart mounts after this component, and remounts
+  return () => clearInterval(timer);
+}
+"""
+_head_relay = st.components.v2.component("microscope_head_relay", js=_RELAY_JS)
+
+
+def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
+    """The token heatmap of ``layer`` on the head kept in session ``key`` (None = mean), exact;
+    a head button's click comes back through the relay, which stores that head and reruns."""
+    clicked = _head_relay(key=f"{key}_relay", on_head_change=lambda: None).head
+    if clicked is not None:
+        st.session_state[key] = None if clicked == "mean" else int(clicked) - 1
+    head = st.session_state.get(state.keep(key), 0)
+    from viz.attention import token_heatmap
+
+    plot(figure(token_heatmap, trace, layer, head, **kwargs), key=plot_key)
 
 
 def plot(fig, key: str | None = None):

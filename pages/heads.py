@@ -12,11 +12,10 @@ import streamlit as st
 
 from analysis import heads as AH
 from pages import state
-from pages.common import (COLORSCALES, UNTRAINED, get_model, model_slots, need_trace, plot, run_trace,
+from pages.common import (COLORSCALES, UNTRAINED, get_model, head_map, model_slots, need_trace, plot, run_trace,
                           window_caption)
 from pages.state import keep
 from viz import heads as VH
-from viz.attention import token_heatmap
 from viz.common import sentence_label
 from viz.inter import inter_heatmap
 
@@ -136,7 +135,9 @@ def head_viewer():
         if c2.button("Open on the BERT attention page", icon=":material/open_in_new:", key="heads_open_bert"):
             open_in_bert_page(layer, head)
             st.switch_page("pages/bert_attention.py")
-        plot(token_heatmap(trace, layer, head), key="heads_token_map")
+        if st.session_state.get("heads_map_for") != pick:  # a new pick opens on its head; buttons move from there
+            st.session_state["heads_map_for"], st.session_state["heads_map_head"] = pick, head
+        head_map(trace, layer, "heads_map_head", "heads_token_map")
     else:
         plot(inter_heatmap(trace, layer, head), key="heads_inter_map")
 

@@ -5,8 +5,9 @@ such a link.
     /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
 
 ``doc`` is an example's file name, or ``id:`` + the first 16 hex digits of the text's SHA-256
-for a pasted or uploaded document, which the server keeps (pages.common.document_store) as long
-as it has room; a link to one it no longer holds says so. Layers and heads are 1-based, as shown.
+for a pasted or uploaded document, which the server keeps in SQLite (pages.common.document_store:
+shared by every app process on that file, kept across restarts, the most recent 2,000); a link to
+one it no longer holds says so. Layers and heads are 1-based, as shown.
 The page is the URL's path (st.navigation)."""
 from __future__ import annotations
 
@@ -57,10 +58,10 @@ def restore(examples: dict, store) -> dict | None:
         text = example_text(by_stem[ref])
         st.session_state["example"] = next(name for name, p in examples.items() if p.stem == ref)
     else:
-        text = store.peek(ref)
+        text = store.get(ref)
         if text is None:
-            state.set_error("This link's document is no longer on this server (it keeps the documents "
-                            "pasted most recently): paste the text again and click Summarize.")
+            state.set_error("This link's document is no longer on this server (it keeps the 2,000 documents "
+                            "summarized most recently): paste the text again and click Summarize.")
             return None
     try:
         st.session_state.update(document=text, k=int(q.get("k", 3)), block_trigram=q.get("tb", "1") == "1")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from analysis.explain import selection
 from pages import state
-from pages.common import need_trace, plot, result_caption, examples
+from pages.common import examples, need_trace, plot, result_caption, shared_figure
 from pages.export import download_row
 from viz.summary import document_html, legend_html, score_bars
 
@@ -37,7 +37,7 @@ with left:
     st.html(legend_html())
     st.html(document_html(s, statuses))
 with right:
-    plot(score_bars(s, statuses=statuses), key="score_bars")
+    plot(shared_figure(trace, ("score_bars",), lambda: score_bars(s, statuses=statuses)), key="score_bars")
 
 
 def report() -> str:

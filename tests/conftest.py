@@ -2,6 +2,10 @@
 model/trace.py) for the figure tests, and the real Summarizer loaded once per session."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import numpy as np
 import pytest
 import torch
@@ -58,6 +62,18 @@ def synthetic_trace(n_sent: int = 5, words: int = 8, L: int = 6, H: int = 12, L2
         sentence_pe=n(sinusoidal_table(S, D)),
         inter_attention=n(torch.softmax(rnd(L2, H2, S, S, dtype=torch.float32), -1).half()),
         pe_table=n(sinusoidal_table(max(512, S + 8), D)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def document_store_path():
+    """Linked documents go to a temporary SQLite file, never the user's cache; the app servers
+    the browser tests start inherit it."""
+    folder = tempfile.mkdtemp(prefix="microscope_store_")
+    old = os.environ.get("MICROSCOPE_STORE")
+    os.environ["MICROSCOPE_STORE"] = os.path.join(folder, "documents.sqlite3")
+    yield os.environ["MICROSCOPE_STORE"]
+    os.environ.pop("MICROSCOPE_STORE") if old is None else os.environ.__setitem__("MICROSCOPE_STORE", old)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -211,3 +211,32 @@ def test_bad_upload_is_a_message_and_keeps_the_text(summarizer_loaded, name, mes
         m.setattr(common.st, "session_state", state)
         common.load_upload()
     assert state["document"] == "kept" and message in state["error"]
+
+
+def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
+    """Two browser sessions (AppTest) on the same document's BERT attention page get the same
+    figure object from the server-wide cache, hence the same bytes; the cache stays within its
+    byte budget."""
+    import plotly.graph_objects as go
+    from streamlit.testing.v1 import AppTest
+
+    from pages.cache import BoundedCache, figure_bytes
+    from pages.common import figure_cache
+
+    figure_cache.clear()  # a new, empty cache for this test
+    specs = []
+    for _ in range(2):
+        at = summarize(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), SHORT)
+        at.switch_page("pages/bert_attention.py").run()
+        assert not at.exception
+        specs.append(spec(charts(at)[0]))
+    assert specs[0] == specs[1]
+    cache = figure_cache()
+    maps = [v for k, (v, _) in cache._items.items() if "token_heatmap" in k]
+    assert len(maps) == 1 and "head 1:" in maps[0].layout.title.text  # built once, for both sessions
+    assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
+    small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(maps[0]), size=figure_bytes)
+    for layer in range(5):  # copies of the figure, as if for five layers
+        small.get(layer, lambda: go.Figure(maps[0]))
+        assert small.nbytes <= small.max_bytes
+    assert len(small) == 3

@@ -59,3 +59,22 @@ def test_a_failing_computation_is_not_cached():
     with pytest.raises(ValueError):
         c.get("k", lambda: (_ for _ in ()).throw(ValueError("bad")))
     assert c.get("k", lambda: Blob(1)).n == 1 and not c._pending
+
+
+def test_document_store_is_shared_by_processes_survives_restarts_and_is_bounded(tmp_path):
+    from pages.store import DocumentStore
+
+    path = tmp_path / "store" / "documents.sqlite3"
+    a, b = DocumentStore(path, max_documents=3), DocumentStore(path, max_documents=3)  # two app processes
+    a.put("id:1", "one <b>text</b>\n")
+    assert b.get("id:1") == "one <b>text</b>\n" and b.get("id:missing") is None
+    assert DocumentStore(path).get("id:1") == "one <b>text</b>\n"  # a restarted process
+    for i in range(2, 6):
+        time.sleep(0.01)
+        b.put(f"id:{i}", f"text {i}")
+    assert len(a) == 3 and a.get("id:1") is None and a.get("id:5") == "text 5"  # the oldest went first
+    time.sleep(0.01)
+    a.get("id:3")  # opening a link keeps its document
+    b.put("id:6", "text 6")
+    assert a.get("id:3") == "text 3" and a.get("id:4") is None
+

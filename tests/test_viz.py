@@ -129,13 +129,49 @@ def test_token_heatmap_selectors(trace):
     assert "level" not in hm.hovertemplate and "weight" in hm.hovertemplate  # the weight, never a colour level
 
 
-def test_token_heatmap_serialises_as_typed_array():
-    big = synthetic_trace(n_sent=12, words=30, L=1, H=2, short=())
-    fig = A.token_heatmap(big, 0, 0)
-    T, n = len(big.tokens), len(fig.data)          # n = 2 heads + their mean
+def test_token_heatmap_serialises_as_typed_arrays_one_exact_map_and_small_previews():
+    big = synthetic_trace(n_sent=12, words=30, L=1, H=12, short=())
+    T = len(big.tokens)
+    fig = A.token_heatmap(big, 0, 0, preview_cells=100)
+    k = -(-T // 100)
     js = pio.to_json(fig, validate=False)
-    assert js.count('"dtype":"u2"') == n and '"bdata"' in js   # one uint16 array per map
-    assert len(js) < n * (2 * 1.4 * T * T + 10_000)  # base64 of 2 bytes (4/3 each) per cell + labels
+    assert js.count('"dtype":"u2"') == 1 and js.count('"dtype":"u1"') == 12  # the shown head, 12 previews
+    assert len(js) < 2 * 1.4 * T * T + 12 * 1.4 * (-(-T // k)) ** 2 + 60_000
+    everything = pio.to_json(A.token_heatmap(big, 0, 0, preview_cells=None), validate=False)
+    assert everything.count('"dtype":"u2"') == 13 and len(js) < len(everything) / 3
+
+
+@pytest.mark.parametrize("head", [None, 4])
+def test_token_heatmap_previews_of_the_other_heads(head):
+    """Past ``preview_cells`` tokens only the shown map is exact; the others are k × k block means
+    as uint8 colour levels on the exact map's clip value, titled and hovered as previews, and the
+    figure asks the page to relay head clicks."""
+    from viz.common import CLIP, _forward
+
+    big = synthetic_trace(n_sent=12, words=30, L=2, H=12, short=())
+    T = len(big.tokens)
+    fig = A.token_heatmap(big, 1, head, preview_cells=100)
+    k = -(-T // 100)
+    assert fig.layout.meta == {"relay": "head"} and list(fig.layout.xaxis.categoryarray) == list(fig.data[0].x
+                                                                                               if head is None else fig.data[5].x)
+    (menu,) = fig.layout.updatemenus
+    for i, (hm, button) in enumerate(zip(fig.data, menu.buttons)):
+        m = big.bert_attention[1].astype(np.float32).mean(0) if i == 0 else big.bert_attention[1, i - 1].astype(np.float32)
+        title = button.args[1]["title.text"]
+        if (i == 0 and head is None) or i == (head or -1) + 1:
+            assert hm.z.dtype == np.uint16 and hm.z.shape == (T, T) and "(preview)" not in title
+            assert np.abs(hm.z / 1e4 - np.minimum(m, 0.9999)).max() <= 5e-5 + 1e-7
+            continue
+        assert hm.z.dtype == np.uint8 and hm.z.shape == (-(-T // k),) * 2 and "(preview)" in title
+        assert list(hm.x) == list(fig.layout.xaxis.categoryarray[::k]) and "preview" in hm.hovertemplate
+        block = m[:k, :k].mean()
+        vmax = np.percentile(m, CLIP)
+        assert abs(hm.z[0, 0] / 255 - _forward(min(block / vmax, 1.0), "sqrt")) <= 0.5 / 255 + 1e-6
+
+
+def test_short_windows_send_every_map_exact():
+    fig = A.token_heatmap(synthetic_trace(), 0, 0)  # 40-odd tokens: all 13 maps exact, no relay
+    assert fig.layout.meta is None and all(d.z.dtype == np.uint16 for d in fig.data)
 
 
 def test_head_grid_and_overview(trace):

@@ -41,35 +41,54 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
             + [dict(type="line", yref="y", xref="paper", y0=c, y1=c, x0=0, x1=1, line=line) for c in cuts])
 
 
+PREVIEW_CELLS = 160  # the heads not shown ride along block-averaged to at most this many cells a side
+
+
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-                  scale: str = "sqrt", height: int = 720) -> go.Figure:
+                  scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across.
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
-    buttons above the map show another one in the browser, without a round trip to the server
-    (timings: benchmarks/README.md). z holds each weight in 1/10,000 as uint16 (2 bytes a
-    cell: the hover shows the weight itself), coloured on the ``scale`` mapping (√ or log clipped
-    at the 99.5th percentile of each map, or linear: ``viz.common.weight_map``).
+    buttons above the map show another one in the browser, without a round trip to the server.
+    The shown map is exact: z holds each weight in 1/10,000 as uint16 (the hover prints the
+    weight to 4 decimals), coloured on the ``scale`` mapping (``viz.common.weight_map``). With
+    more than ``preview_cells`` tokens the other maps are previews: block means of k × k tokens
+    as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
+    hovered as previews; the page then asks the server for the head a button showed, exactly
+    (``layout.meta = {"relay": "head"}``, ``pages.common.head_map``). ``preview_cells=None``
+    sends every map exact (the standalone report). The exact weights of all 13 maps do not fit
+    a light page: at 470 tokens their entropy alone is 1.4-1.9 MB (benchmarks/README.md).
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
     a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
+    n = len(index)
+    k = 1 if preview_cells is None or n <= preview_cells else -(-n // preview_cells)  # block side of a preview
     fig = go.Figure()
     titles = []
     hover = "query %{y}<br>key %{x}<br>weight " + WEIGHT_HOVER + "<extra></extra>"
     for h, m in zip(heads, maps):
         name = "mean of heads" if h is None else f"head {h + 1}"
-        fig.add_trace(go.Heatmap(x=labels, y=labels, name=name, visible=h == head, hovertemplate=hover,
-                                 **weight_map(m, colorscale, scale)))
-        titles.append(f"BERT layer {layer + 1}, {name}: {len(index)} × {len(index)} tokens")
+        exact = h == head or k == 1
+        if exact:
+            args = dict(x=labels, y=labels, hovertemplate=hover, **weight_map(m, colorscale, scale))
+        else:  # a preview: block means, coloured like the exact map (the same clip value)
+            vmax = float(np.percentile(m, CLIP)) if scale != "linear" else float(m.max())
+            z, vmax = quantize(block_means(m, k), vmax=vmax, scale=scale)
+            args = dict(x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=colorscale,
+                        colorbar=level_colorbar(vmax, scale=scale, clipped=bool(m.max() > vmax)),
+                        hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
+                                      "the exact weights are on their way<extra></extra>")
+        fig.add_trace(go.Heatmap(name=name, visible=h == head, **args))
+        titles.append(f"BERT layer {layer + 1}, {name}{'' if exact else ' (preview)'}: {n} × {n} tokens")
     buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
-                    args=[{"visible": [g == h for g in heads]}, {"title.text": titles[k]}])
-               for k, h in enumerate(heads)]
+                    args=[{"visible": [g == h for g in heads]}, {"title.text": titles[i]}])
+               for i, h in enumerate(heads)]
     fig.update_layout(title=titles[heads.index(head)], height=height, margin=dict(l=130, r=10, t=90, b=130),
-                      shapes=_sentence_lines(trace, index),
+                      shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 else None,
                       updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
                                         active=heads.index(head), showactive=True, x=0, xanchor="left",
                                         y=1.0, yanchor="bottom", pad=dict(t=4, b=4), font=dict(size=11))],
@@ -77,10 +96,19 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
                                         xref="paper", yref="paper", showarrow=False, yshift=8)])
     # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
     # measuring hundreds of labels, which made each draw ~3x slower (benchmarks/plotly_ab.py).
-    ticks = dict(type="category", nticks=40, automargin=False)
+    # The category order is the exact map's (a preview names only every k-th token).
+    ticks = dict(type="category", nticks=40, automargin=False, categoryorder="array", categoryarray=labels)
     fig.update_xaxes(title="key token (attended to)", tickangle=-90, **ticks)
     fig.update_yaxes(title="query token (attending)", autorange="reversed", **ticks)
     return fig
+
+
+def block_means(m: np.ndarray, k: int) -> np.ndarray:
+    """[n, n] → [⌈n/k⌉, ⌈n/k⌉] means of k × k blocks starting at tokens 0, k, 2k, … (the last
+    block may be smaller)."""
+    starts = np.arange(0, len(m), k)
+    sizes = np.diff(np.r_[starts, len(m)]).astype(np.float32)
+    return np.add.reduceat(np.add.reduceat(m, starts, axis=0), starts, axis=1) / sizes[:, None] / sizes[None, :]
 
 
 def _grid(mats: np.ndarray, titles: list[str], rows: int, cols: int, colorscale: str,

@@ -1,0 +1,193 @@
+"""A workshop rehearsal: N students in real Chromium sessions, all starting together.
+
+    python scripts/workshop.py --students 20 [--same-example | --own-documents] [--processes 2]
+                               [--url URL] [--throttle] [--json OUT]
+
+Starts the app (``--processes`` > 1: that many behind nginx, scripts/serve.py; ``--url``: an app or
+proxy already running, no server measurements), warms it with one student (the model loaded, and
+with ``--same-example`` everything cached, as after the teacher's own try), then drives every
+student through: open the app → **Try an example** (or paste an own document and **Summarize**)
+→ BERT attention → layer 2 → Why this summary. Prints per step p50/p95/max seconds, failures,
+the server's CPU seconds per student flow (user + system of the app processes over the run,
+divided by the students) and the app processes' peak memory (VmHWM). ``--throttle`` emulates a
+20 Mbit/s down, 5 Mbit/s up, 40 ms link for every student (Chromium's DevTools protocol).
+
+All students share one Chromium on this machine, so on a small machine the browsers compete
+with the server for the CPU: the step times are on the safe side of what students on their own
+laptops would see; the server's CPU per student does not depend on it.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks.common import CHROMIUM_ARGS, cpu_seconds, rss_mb  # noqa: E402
+from scripts.load_test import documents  # noqa: E402
+
+STEPS = ("open", "summary", "bert_attention", "layer_switch", "why")
+NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThroughput=5e6 / 8)  # bytes/s
+HEATMAP = """(title) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
+  (gd._fullData || []).some(t => t.type === 'heatmap') && gd.querySelector('.heatmaplayer image') &&
+  (gd.querySelector('.gtitle') || {}).textContent?.includes(title))"""
+
+
+async def idle(page, timeout_s: float) -> None:
+    await page.wait_for_timeout(150)
+    await page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)
+
+
+async def student(browser, url: str, n: int, text: str | None, timeout_s: float, throttle: bool) -> dict:
+    """One student's flow: seconds per step, or the step that failed and why."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    if throttle:
+        cdp = await context.new_cdp_session(page)
+        await cdp.send("Network.enable")
+        await cdp.send("Network.emulateNetworkConditions", NETWORK)
+    times, step, ms = {}, "open", timeout_s * 1000
+    main = page.get_by_test_id("stMain")
+    try:
+        t = time.perf_counter()
+        await page.goto(url, timeout=ms)
+        await page.get_by_role("button", name="Try an example").wait_for(timeout=ms)
+        times["open"] = time.perf_counter() - t
+        await idle(page, timeout_s)
+
+        step, t = "summary", time.perf_counter()
+        if text is None:
+            await page.get_by_role("button", name="Try an example").click()
+        else:
+            await page.get_by_role("textbox", name="Document", exact=True).fill(f"Student {n}.\n\n{text}")
+            await page.get_by_role("button", name="Summarize").click()
+        await main.get_by_role("heading", name="Summary").first.wait_for(timeout=ms)
+        await main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=ms)
+        await idle(page, timeout_s)
+        times["summary"] = time.perf_counter() - t
+
+        step, t = "bert_attention", time.perf_counter()
+        await page.get_by_test_id("stSidebarNav").get_by_text("BERT attention", exact=True).click()
+        await page.wait_for_function(HEATMAP, arg="layer 1, head 1", timeout=ms, polling="raf")
+        times["bert_attention"] = time.perf_counter() - t
+        await idle(page, timeout_s)
+
+        step, t = "layer_switch", time.perf_counter()
+        for attempt in range(3):  # a rerun that ends late may close the list: click again, as a student would
+            await main.get_by_test_id("stSelectbox").filter(has_text="Layer").first.click(timeout=ms)
+            try:
+                await page.get_by_role("option", name="2", exact=True).click(timeout=10_000)
+                break
+            except Exception:  # noqa: BLE001
+                if attempt == 2:
+                    raise
+        await page.wait_for_function(HEATMAP, arg="layer 2, head 1", timeout=ms, polling="raf")
+        times["layer_switch"] = time.perf_counter() - t
+        await idle(page, timeout_s)
+
+        step, t = "why", time.perf_counter()
+        await page.get_by_test_id("stSidebarNav").get_by_text("Why this summary", exact=True).click()
+        await main.get_by_text("Which words moved the score").first.wait_for(timeout=ms)
+        await main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=ms)
+        await idle(page, timeout_s)
+        times["why"] = time.perf_counter() - t
+        if await page.get_by_test_id("stException").count():
+            raise AssertionError("an exception is shown on the page")
+        return {"times": times}
+    except Exception as e:  # noqa: BLE001  a failed student is counted, the others go on
+        if os.environ.get("WORKSHOP_SHOTS"):
+            await page.screenshot(path=os.path.join(os.environ["WORKSHOP_SHOTS"], f"student{n}_{step}.png"))
+        return {"times": times, "failed": step, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+    finally:
+        await context.close()
+
+
+async def drive(url: str, texts: list[str | None], timeout_s: float, throttle: bool) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            return await asyncio.gather(*(student(browser, url, n, t, timeout_s, throttle)
+                                          for n, t in enumerate(texts)))
+        finally:
+            await browser.close()
+
+
+def stats(xs: list[float]) -> dict:
+    xs = sorted(xs)
+    if not xs:
+        return {"n": 0}
+    return {"n": len(xs), "p50": round(statistics.median(xs), 2),
+            "p95": round(xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))], 2), "max": round(xs[-1], 2)}
+
+
+def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, throttle: bool,
+             pids: list[int]) -> dict:
+    texts = documents(data, students + 1) if own else [None] * (students + 1)
+    warm = asyncio.run(drive(url, texts[:1], timeout_s, throttle))[0]  # the teacher's try: the model loads
+    cpu0 = sum(cpu_seconds(p) for p in pids)
+    t = time.perf_counter()
+    runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle))
+    wall = time.perf_counter() - t
+    cpu = sum(cpu_seconds(p) for p in pids) - cpu0
+    failed = [r for r in runs if "failed" in r]
+    return {"students": students, "documents": "own" if own else "same example", "throttled": throttle,
+            "processes": len(pids), "wall_s": round(wall, 1), "warm_up": warm,
+            "steps": {s: stats([r["times"][s] for r in runs if s in r["times"]]) for s in STEPS},
+            "failures": len(failed), "failed": [{k: r[k] for k in ("failed", "error")} for r in failed],
+            "server_cpu_s_per_student": round(cpu / students, 3) if pids else None,
+            "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
+
+
+def report(r: dict) -> None:
+    print(f"\n{r['students']} students, {r['documents']}, {r['processes'] or 'external'} app process(es)"
+          f"{', 20/5 Mbit/s + 40 ms' if r['throttled'] else ''}: {r['wall_s']} s, {r['failures']} failed")
+    print(f"{'step':16} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    for step, s in r["steps"].items():
+        print(f"{step:16} {s['n']:>3} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}")
+    if r["server_cpu_s_per_student"] is not None:
+        print(f"server CPU per student flow: {r['server_cpu_s_per_student']} s; peak memory per process (MB): "
+              f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
+    for f in r["failed"]:
+        print(f"failed at {f['failed']}: {f['error']}")
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--students", type=int, default=20)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--same-example", dest="own", action="store_false", default=False,
+                   help="every student clicks Try an example (default)")
+    g.add_argument("--own-documents", dest="own", action="store_true", help="each student pastes another article")
+    p.add_argument("--processes", type=int, default=1, help="app processes (> 1: behind nginx)")
+    p.add_argument("--url", default=None, help="an app or proxy already running (no server measurements)")
+    p.add_argument("--throttle", action="store_true", help="20 Mbit/s down, 5 up, 40 ms latency per student")
+    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    p.add_argument("--timeout", type=float, default=300, help="seconds one step may take")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    if args.url:
+        result = rehearse(args.url, args.students, args.own, args.data, args.timeout, args.throttle, [])
+    else:
+        from scripts.serve import Cluster
+
+        logs = Path(tempfile.mkdtemp(prefix="microscope_workshop_"))
+        with Cluster(args.processes, logs, env={"MICROSCOPE_STORE": str(logs / "documents.sqlite3")}) as cluster:
+            result = rehearse(cluster.url + "/", args.students, args.own, args.data, args.timeout, args.throttle,
+                              cluster.pids())
+    report(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()
