@@ -11,11 +11,14 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 - click → first heatmap: click Summarize until the token heatmap is drawn (a ``.js-plotly-plot``
   whose data has a heatmap trace and whose heatmap image is in the DOM, then two animation frames);
 - head switch: click the figure's head button "2" until the heatmap titled "head 2" is drawn
-  (in the browser, no server round trip), and whether the chart's div survived (updated in place)
-  or was remounted; then a round trip to the server for comparison: pick layer 2 in the Layer
-  selector until "layer 2" is drawn (a new figure, all heads of layer 2);
+  (in the browser: a preview on windows past 160 tokens), then until "head 2:" (its exact
+  weights, which the page asks the server for) is drawn; and whether the chart's div survived;
+- layer switch: pick layer 2 in the Layer selector until "layer 2" is drawn (a new figure);
 - all layers × heads: click that view until its 72 small heatmaps are drawn;
-- websocket bytes received by the page during each of those (Playwright ``framereceived``).
+- websocket bytes received by the page during each of those (Playwright ``framereceived``), and
+  the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
+- the same click → first heatmap and layer switch over an emulated 20 Mbit/s down, 5 Mbit/s up,
+  40 ms link (Chromium DevTools ``Network.emulateNetworkConditions``), one more fresh session per run.
 
 Medians over ``--runs`` (after one warm-up run). Then a fresh server summarizes ``--rss-docs``
 documents in one session (the trace cache keeps the last 8) and the server's VmRSS / VmHWM
@@ -27,9 +30,10 @@ import argparse
 import os
 import re
 import time
+import zlib
 from pathlib import Path
 
-from benchmarks.common import Server, launch_chromium, median, rss_mb, write_json
+from benchmarks.common import Server, cpu_seconds, launch_chromium, median, rss_mb, write_json
 
 HEATMAP_DRAWN = """(title) => {
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
@@ -48,24 +52,30 @@ HEATMAP_DIV = "[...document.querySelectorAll('.js-plotly-plot')].find(g => (g._f
 MARK = f"() => {{ {HEATMAP_DIV}.__benchMark = 1; }}"
 SAME_DIV = f"() => {HEATMAP_DIV}.__benchMark === 1"  # false: the chart was remounted, not updated
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThroughput=5e6 / 8)  # bytes/s
 
 
 class Bytes:
-    """Websocket bytes received by one page since the last ``reset``, and when the largest
-    frame (the chart) arrived."""
+    """Websocket bytes received by one page since the last ``reset`` (the messages, as the page
+    gets them), the same deflated as the server's permessage-deflate sends them when
+    server.enableWebsocketCompression is on (uvicorn's settings: 12-bit window, memLevel 5, context
+    kept across messages; Playwright shows frames decompressed, so this is recomputed here), and
+    when the largest frame (the chart) arrived."""
 
     def __init__(self, page):
-        self.n, self.big, self.big_at = 0, 0, None
+        self.n, self.wire, self.big, self.big_at = 0, 0, 0, None
+        self._deflate = zlib.compressobj(wbits=-12, memLevel=5)
         page.on("websocket", lambda ws: ws.on("framereceived", self._add))
 
     def _add(self, payload):
-        n = len(payload) if isinstance(payload, (bytes, bytearray)) else len(payload.encode())
-        self.n += n
-        if n > self.big:
-            self.big, self.big_at = n, time.perf_counter()
+        data = payload if isinstance(payload, (bytes, bytearray)) else payload.encode()
+        self.n += len(data)
+        self.wire += len(self._deflate.compress(data) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
+        if len(data) > self.big:
+            self.big, self.big_at = len(data), time.perf_counter()
 
     def reset(self) -> None:
-        self.n, self.big, self.big_at = 0, 0, None
+        self.n, self.wire, self.big, self.big_at = 0, 0, 0, None
 
 
 def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
@@ -85,7 +95,8 @@ def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
 
 def timed(page, bytes_: Bytes, action, title: str | None, timeout_s: float) -> tuple[float, int, float | None]:
     """Seconds and websocket bytes from ``action()`` to a heatmap (titled ``title``) drawn, and
-    the seconds until the largest websocket frame (the chart's spec) arrived: the server's share."""
+    the seconds until the largest websocket frame (the chart's spec) arrived: the server's share.
+    ``bytes_.wire`` has the deflated bytes."""
     bytes_.reset()
     t = time.perf_counter()
     action()
@@ -95,11 +106,18 @@ def timed(page, bytes_: Bytes, action, title: str | None, timeout_s: float) -> t
     return done - t, bytes_.n, (bytes_.big_at - t) if bytes_.big_at and bytes_.big_at <= done else None
 
 
-def open_app(browser, url: str, path: str = ""):
+def open_app(browser, url: str, path: str = "", throttle: bool = False):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    if throttle:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", NETWORK)
     counter = Bytes(page)
     page.goto(f"{url}/{path}", timeout=120_000)
     page.get_by_role("button", name="Summarize").wait_for(timeout=180_000)
+    # the sidebar's blank chart is drawn once Plotly's 4.7 MB script has arrived (pages.common.preload_plotly):
+    # a user is still pasting then; over a slow link that download is seconds
+    page.locator('[data-testid="stSidebar"] .js-plotly-plot').first.wait_for(state="attached", timeout=180_000)
     wait_idle(page)
     return page, counter
 
@@ -112,8 +130,13 @@ def enter_document(page, text: str) -> None:
 
 
 def pick(page, label: str, option: str) -> None:
-    page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    open_list(page, label)
     page.get_by_role("option", name=option, exact=True).click()
+
+
+def open_list(page, label: str) -> None:
+    """Open the page's selectbox ``label`` (its options are then listed)."""
+    page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text=label).first.click()
 
 
 def head_button(page, label: str) -> None:
@@ -121,31 +144,42 @@ def head_button(page, label: str) -> None:
     page.locator(".updatemenu-button").filter(has_text=re.compile(f"^{label}$")).first.click()
 
 
-def one_run(browser, url: str, text: str, timeout_s: float) -> dict:
-    page, counter = open_app(browser, url, "bert_attention")
+def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: bool = False) -> dict:
+    """One fresh session: each step's seconds, websocket bytes, server CPU seconds (until idle)."""
+    page, counter = open_app(browser, url, "bert_attention", throttle)
+    out = {}
+
+    def step(name, action, title):
+        cpu = cpu_seconds(pid)
+        s, _, srv = timed(page, counter, action, title, timeout_s)
+        wait_idle(page)
+        out.update({f"{name}_s": round(s, 3), f"{name}_chart_received_s": None if srv is None else round(srv, 3),
+                    f"{name}_ws_bytes": counter.n, f"{name}_wire_bytes": counter.wire,
+                    f"{name}_server_cpu_s": round(cpu_seconds(pid) - cpu, 3)})
+
     try:
         enter_document(page, text)
-        click_s, click_b, click_srv = timed(page, counter, lambda: page.get_by_role("button", name="Summarize").click(),
-                                 "head 1", timeout_s)
-        wait_idle(page)
-        page.evaluate(MARK)
-        head_s, head_b, head_srv = timed(page, counter, lambda: head_button(page, "2"), "head 2", timeout_s)
-        remounted = not page.evaluate(SAME_DIV)
-        wait_idle(page)
-        layer_s, layer_b, layer_srv = timed(page, counter, lambda: pick(page, "Layer", "2"), "layer 2", timeout_s)
-        wait_idle(page)
-        all_s, all_b, all_srv = timed(page, counter, lambda: page.locator('[data-testid="stMain"] button').filter(has_text="All layers × heads").first.click(),
-                             "All ", timeout_s)
-        wait_idle(page)
-        r = lambda x: None if x is None else round(x, 3)  # noqa: E731
-        return {"click_to_first_heatmap_s": r(click_s), "click_chart_received_s": r(click_srv),
-                "click_ws_bytes": click_b,
-                "head_switch_s": r(head_s), "head_chart_received_s": r(head_srv), "head_switch_ws_bytes": head_b,
-                "head_switch_remounted_chart": remounted,
-                "layer_switch_s": r(layer_s), "layer_chart_received_s": r(layer_srv), "layer_switch_ws_bytes": layer_b,
-                "all_layers_heads_s": r(all_s), "all_chart_received_s": r(all_srv),
-                "all_layers_heads_ws_bytes": all_b,
-                "all_layers_heads_heatmaps": page.evaluate(N_HEATMAPS)}
+        step("click_to_first_heatmap", lambda: page.get_by_role("button", name="Summarize").click(), "head 1")
+        if not throttle:  # the button shows a preview at once; the relay brings the exact map ("head 2:")
+            page.evaluate(MARK)
+            cpu, t = cpu_seconds(pid), time.perf_counter()
+            counter.reset()
+            head_button(page, "2")
+            for name, title in (("head_switch", "head 2"), ("head_exact", "head 2:")):
+                page.wait_for_function(HEATMAP_DRAWN, arg=title, timeout=timeout_s * 1000, polling="raf")
+                page.evaluate(PAINTED)
+                out[f"{name}_s"] = round(time.perf_counter() - t, 3)
+            out["head_switch_remounted_chart"] = not page.evaluate(SAME_DIV)
+            wait_idle(page)
+            out.update(head_exact_ws_bytes=counter.n, head_exact_wire_bytes=counter.wire,
+                       head_exact_server_cpu_s=round(cpu_seconds(pid) - cpu, 3))
+        open_list(page, "Layer")  # the switch is the choice: timed from the option's click
+        step("layer_switch", lambda: page.get_by_role("option", name="2", exact=True).click(), "layer 2")
+        if not throttle:
+            step("all_layers_heads", lambda: page.locator('[data-testid="stMain"] button').filter(
+                has_text="All layers × heads").first.click(), "All ")
+            out["all_layers_heads_heatmaps"] = page.evaluate(N_HEATMAPS)
+        return out
     finally:
         page.close()
 
@@ -173,7 +207,7 @@ def main(argv=None) -> dict:
     variant = lambda i: f"Run {i}.\n{base}"  # noqa: E731  2 words: shown, not fed to BERT
 
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_streamlit_{os.getpid()}.log"
-    runs, rss = [], {}
+    runs, slow, rss = [], [], {}
     env = dict(kv.split("=", 1) for kv in args.server_env)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
@@ -183,11 +217,14 @@ def main(argv=None) -> dict:
                 # Streamlit treats pages/ as a legacy MPA-v1 folder and runs the page without app.py)
                 page, _ = open_app(browser, server.url)
                 page.close()
-                warm = one_run(browser, server.url, variant(-1), args.timeout)
+                pid = server.proc.pid
+                warm = one_run(browser, server.url, variant(-1), args.timeout, pid)
                 print("warm-up", warm, flush=True)
                 for i in range(args.runs):
-                    runs.append(one_run(browser, server.url, variant(i), args.timeout))
+                    runs.append(one_run(browser, server.url, variant(i), args.timeout, pid))
                     print(f"run {i + 1}", runs[-1], flush=True)
+                    slow.append(one_run(browser, server.url, variant(50 + i), args.timeout, pid, throttle=True))
+                    print(f"run {i + 1}, 20 Mbit/s", slow[-1], flush=True)
                 rss["after_timed_runs"] = rss_mb(server.proc.pid)
             with Server(log, env=env) as server:  # memory: a fresh server, the model + N documents
                 page, counter = open_app(browser, server.url)
@@ -208,24 +245,30 @@ def main(argv=None) -> dict:
 
     keys = [k for k in runs[0] if k not in ("all_layers_heads_heatmaps", "head_switch_remounted_chart")] if runs else []
     med = {k: median([r[k] for r in runs]) for k in keys}
+    slow_med = {k: median([r[k] for r in slow]) for k in slow[0]} if slow else {}
     final = rss.get(f"after_{args.rss_docs}_documents", {})
     result = {"tokens": tokens, "runs": args.runs, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
+              "throttled_median": slow_med, "throttled_runs": slow, "network": NETWORK,
               "head_switch_remounted_chart": [r["head_switch_remounted_chart"] for r in runs],
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
               "click_to_first_heatmap_s": med.get("click_to_first_heatmap_s"),
               "head_switch_s": med.get("head_switch_s"),
-              "bert_page_ws_bytes": int(med["click_ws_bytes"]) if med.get("click_ws_bytes") else None}
+              "bert_page_ws_bytes": (int(med["click_to_first_heatmap_ws_bytes"])
+                                     if med.get("click_to_first_heatmap_ws_bytes") else None)}
     print(f"\n{tokens}-token document, median of {args.runs} fresh sessions (Chromium headless, server on 127.0.0.1)")
-    print(f"{'step':36} {'seconds':>8} {'chart in at s':>13} {'ws KB received':>15}")
-    for name, s, c, b in [("click Summarize -> first heatmap", "click_to_first_heatmap_s", "click_chart_received_s",
-                           "click_ws_bytes"),
-                          ("head 1 -> 2 (button in the figure)", "head_switch_s", "head_chart_received_s",
-                           "head_switch_ws_bytes"),
-                          ("layer 1 -> 2 (Layer selector, server)", "layer_switch_s", "layer_chart_received_s",
-                           "layer_switch_ws_bytes"),
-                          ("-> all layers x heads (72 maps)", "all_layers_heads_s", "all_chart_received_s",
-                           "all_layers_heads_ws_bytes")]:
-        print(f"{name:36} {med.get(s)!s:>8} {med.get(c)!s:>13} {(med.get(b) or 0) / 1024:>15.1f}")
+    print(f"{'step':40} {'seconds':>8} {'chart in at s':>13} {'ws KB received':>15} {'deflated KB':>11} "
+          f"{'server CPU s':>12}")
+    rows = [("click Summarize -> first heatmap", "click_to_first_heatmap", med),
+            ("head 1 -> 2 (button: preview)", "head_switch", med),
+            ("head 1 -> 2 (exact, from the server)", "head_exact", med),
+            ("layer 1 -> 2 (Layer selector, server)", "layer_switch", med),
+            ("-> all layers x heads (72 maps)", "all_layers_heads", med),
+            ("20 Mbit/s: click -> first heatmap", "click_to_first_heatmap", slow_med),
+            ("20 Mbit/s: layer 1 -> 2", "layer_switch", slow_med)]
+    for name, k, m in rows:
+        print(f"{name:40} {m.get(k + '_s')!s:>8} {m.get(k + '_chart_received_s')!s:>13} "
+              f"{(m.get(k + '_ws_bytes') or 0) / 1024:>15.1f} {(m.get(k + '_wire_bytes') or 0) / 1024:>11.1f} "
+              f"{m.get(k + '_server_cpu_s')!s:>12}")
     for k, v in rss.items():
         print(f"server {k}: {v}")
     write_json("browser", result, args.json)

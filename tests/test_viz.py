@@ -97,19 +97,30 @@ def test_token_heatmap_uint16_weights_labels_and_exact_hover(trace):
     assert "layer 3, head 6" in fig.layout.title.text
 
 
+def by_button(fig):
+    """(button, the one trace it shows) for each head button, in button order."""
+    (menu,) = fig.layout.updatemenus
+    out = []
+    for button in menu.buttons:
+        visible = button.args[0]["visible"]
+        assert sum(visible) == 1
+        out.append((button, fig.data[visible.index(True)]))
+    return out
+
+
 @pytest.mark.parametrize("head", [None, 0, 3])
 def test_token_heatmap_head_buttons_show_each_head(trace, head):
-    """One trace per head plus the mean; button k shows trace k only and retitles the figure."""
+    """One trace per head plus the mean, the shown one first; button k shows its head only and
+    retitles the figure."""
     H = trace.bert_attention.shape[1]
     fig = A.token_heatmap(trace, 1, head, scale="linear")
-    assert len(fig.data) == H + 1 and shown(fig) is fig.data[0 if head is None else head + 1]
+    assert len(fig.data) == H + 1 and shown(fig) is fig.data[0]
     (menu,) = fig.layout.updatemenus
     assert [b.label for b in menu.buttons] == ["mean"] + [str(h + 1) for h in range(H)]
     assert menu.active == (0 if head is None else head + 1)
-    for k, (button, hm) in enumerate(zip(menu.buttons, fig.data)):
-        visible, layout = button.args
-        assert visible["visible"] == [i == k for i in range(H + 1)]
-        assert layout["title.text"].startswith(f"BERT layer 2, {hm.name}:")
+    for k, (button, hm) in enumerate(by_button(fig)):
+        assert hm.name == ("mean of heads" if k == 0 else f"head {k}")
+        assert button.args[1]["title.text"].startswith(f"BERT layer 2, {hm.name}:")
         truth = (trace.bert_attention[1].astype(np.float32).mean(0) if k == 0 else trace.bert_attention[1, k - 1].astype(np.float32))
         assert np.abs(hm.z / 1e4 - np.minimum(truth, 0.9999)).max() <= 5e-5 + 1e-7
 
@@ -152,10 +163,9 @@ def test_token_heatmap_previews_of_the_other_heads(head):
     T = len(big.tokens)
     fig = A.token_heatmap(big, 1, head, preview_cells=100)
     k = -(-T // 100)
-    assert fig.layout.meta == {"relay": "head"} and list(fig.layout.xaxis.categoryarray) == list(fig.data[0].x
-                                                                                               if head is None else fig.data[5].x)
-    (menu,) = fig.layout.updatemenus
-    for i, (hm, button) in enumerate(zip(fig.data, menu.buttons)):
+    labels = list(fig.data[0].x)  # the exact map comes first: it orders the category axes
+    assert fig.layout.meta == {"relay": "head"} and len(labels) == T and fig.data[0].z.dtype == np.uint16
+    for i, (button, hm) in enumerate(by_button(fig)):
         m = big.bert_attention[1].astype(np.float32).mean(0) if i == 0 else big.bert_attention[1, i - 1].astype(np.float32)
         title = button.args[1]["title.text"]
         if (i == 0 and head is None) or i == (head or -1) + 1:
@@ -163,7 +173,7 @@ def test_token_heatmap_previews_of_the_other_heads(head):
             assert np.abs(hm.z / 1e4 - np.minimum(m, 0.9999)).max() <= 5e-5 + 1e-7
             continue
         assert hm.z.dtype == np.uint8 and hm.z.shape == (-(-T // k),) * 2 and "(preview)" in title
-        assert list(hm.x) == list(fig.layout.xaxis.categoryarray[::k]) and "preview" in hm.hovertemplate
+        assert list(hm.x) == labels[::k] and "preview" in hm.hovertemplate
         block = m[:k, :k].mean()
         vmax = np.percentile(m, CLIP)
         assert abs(hm.z[0, 0] / 255 - _forward(min(block / vmax, 1.0), "sqrt")) <= 0.5 / 255 + 1e-6

@@ -49,8 +49,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
                   scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across.
 
-    One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible at first;
-    buttons above the map show another one in the browser, without a round trip to the server.
+    One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible (and first);
+    buttons above the map (mean, 1, 2, …) show another one in the browser, without a round trip.
     The shown map is exact: z holds each weight in 1/10,000 as uint16 (the hover prints the
     weight to 4 decimals), coloured on the ``scale`` mapping (``viz.common.weight_map``). With
     more than ``preview_cells`` tokens the other maps are previews: block means of k × k tokens
@@ -67,8 +67,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     n = len(index)
     k = 1 if preview_cells is None or n <= preview_cells else -(-n // preview_cells)  # block side of a preview
-    fig = go.Figure()
-    titles = []
+    traces, titles = {}, {}
     hover = "query %{y}<br>key %{x}<br>weight " + WEIGHT_HOVER + "<extra></extra>"
     for h, m in zip(heads, maps):
         name = "mean of heads" if h is None else f"head {h + 1}"
@@ -82,12 +81,15 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
                         colorbar=level_colorbar(vmax, scale=scale, clipped=bool(m.max() > vmax)),
                         hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
                                       "the exact weights are on their way<extra></extra>")
-        fig.add_trace(go.Heatmap(name=name, visible=h == head, **args))
-        titles.append(f"BERT layer {layer + 1}, {name}{'' if exact else ' (preview)'}: {n} × {n} tokens")
+        traces[h] = go.Heatmap(name=name, visible=h == head, **args)
+        titles[h] = f"BERT layer {layer + 1}, {name}{'' if exact else ' (preview)'}: {n} × {n} tokens"
+    # The shown (exact) map first: Plotly orders a category axis by first appearance, and a
+    # preview names only every k-th token (an explicit categoryarray made each switch ~1.5x slower).
+    order = [head] + [h for h in heads if h != head]
+    fig = go.Figure([traces[h] for h in order])
     buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
-                    args=[{"visible": [g == h for g in heads]}, {"title.text": titles[i]}])
-               for i, h in enumerate(heads)]
-    fig.update_layout(title=titles[heads.index(head)], height=height, margin=dict(l=130, r=10, t=90, b=130),
+                    args=[{"visible": [g == h for g in order]}, {"title.text": titles[h]}]) for h in heads]
+    fig.update_layout(title=titles[head], height=height, margin=dict(l=130, r=10, t=90, b=130),
                       shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 else None,
                       updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
                                         active=heads.index(head), showactive=True, x=0, xanchor="left",
@@ -96,8 +98,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
                                         xref="paper", yref="paper", showarrow=False, yshift=8)])
     # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
     # measuring hundreds of labels, which made each draw ~3x slower (benchmarks/plotly_ab.py).
-    # The category order is the exact map's (a preview names only every k-th token).
-    ticks = dict(type="category", nticks=40, automargin=False, categoryorder="array", categoryarray=labels)
+    ticks = dict(type="category", nticks=40, automargin=False)
     fig.update_xaxes(title="key token (attended to)", tickangle=-90, **ticks)
     fig.update_yaxes(title="query token (attending)", autorange="reversed", **ticks)
     return fig
