@@ -282,7 +282,9 @@ def _blank():
 _RELAY_JS = """
 export default function(component) {
   const { setTriggerValue } = component;
-  const send = (e) => setTriggerValue('head', e.button.label);
+  // once the preview has painted (two frames, then 50 ms): the rerun's messages would delay it
+  const later = (f) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(f, 50)));
+  const send = (e) => later(() => setTriggerValue('head', e.button.label));
   const hook = () => {
     for (const gd of document.querySelectorAll('.js-plotly-plot')) {
       if (!(gd.layout && gd.layout.meta && gd.layout.meta.relay === 'head') || gd.__headRelay === send) continue;
