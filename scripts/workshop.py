@@ -4,8 +4,8 @@
                                [--url URL] [--throttle] [--json OUT]
 
 Starts the app (``--processes`` > 1: that many behind nginx, scripts/serve.py; ``--url``: an app or
-proxy already running, no server measurements), warms it with one student (the model loaded, and
-with ``--same-example`` everything cached, as after the teacher's own try), then drives every
+proxy already running, no server measurements), warms each process with one student (the model
+loaded, and with ``--same-example`` everything cached, as after the teacher's own try), then drives every
 student through: open the app → **Try an example** (or paste an own document and **Summarize**)
 → BERT attention → layer 2 → Why this summary. Prints per step p50/p95/max seconds, failures,
 the server's CPU seconds per student flow (user + system of the app processes over the run,
@@ -13,8 +13,8 @@ divided by the students) and the app processes' peak memory (VmHWM). ``--throttl
 20 Mbit/s down, 5 Mbit/s up, 40 ms link for every student (Chromium's DevTools protocol).
 
 All students share one Chromium on this machine, so on a small machine the browsers compete
-with the server for the CPU: the step times are on the safe side of what students on their own
-laptops would see; the server's CPU per student does not depend on it.
+with the server for the CPU (the run prints both): the step times are on the safe side of what
+students on their own laptops would see; the server's CPU per student does not depend on it.
 """
 from __future__ import annotations
 
@@ -129,21 +129,32 @@ def stats(xs: list[float]) -> dict:
             "p95": round(xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))], 2), "max": round(xs[-1], 2)}
 
 
+def machine_cpu_seconds() -> float:
+    """CPU seconds every core of the machine has been busy so far (/proc/stat): less the app
+    servers' own, what the students' browsers and Playwright used (Chromium processes are reaped by
+    init at shutdown, so their own counters would miss most of it)."""
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, open("/proc/stat").readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, throttle: bool,
-             pids: list[int]) -> dict:
+             pids: list[int], warm_urls: list[str]) -> dict:
     texts = documents(data, students + 1) if own else [None] * (students + 1)
-    warm = asyncio.run(drive(url, texts[:1], timeout_s, throttle))[0]  # the teacher's try: the model loads
-    cpu0 = sum(cpu_seconds(p) for p in pids)
+    for warm_url in warm_urls:  # the teacher's try on each process: the model loads, the example is cached
+        warm = asyncio.run(drive(warm_url, texts[:1], timeout_s, throttle))[0]
+    cpu0, busy0 = sum(cpu_seconds(p) for p in pids), machine_cpu_seconds()
     t = time.perf_counter()
     runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle))
     wall = time.perf_counter() - t
-    cpu = sum(cpu_seconds(p) for p in pids) - cpu0
+    cpu, busy = sum(cpu_seconds(p) for p in pids) - cpu0, machine_cpu_seconds() - busy0
     failed = [r for r in runs if "failed" in r]
     return {"students": students, "documents": "own" if own else "same example", "throttled": throttle,
             "processes": len(pids), "wall_s": round(wall, 1), "warm_up": warm,
             "steps": {s: stats([r["times"][s] for r in runs if s in r["times"]]) for s in STEPS},
             "failures": len(failed), "failed": [{k: r[k] for k in ("failed", "error")} for r in failed],
             "server_cpu_s_per_student": round(cpu / students, 3) if pids else None,
+            "machine_busy_cpu_s": round(busy, 1), "machine_cpu_s_available": round(wall * (os.cpu_count() or 1), 1),
+            "server_cpu_s": round(cpu, 1) if pids else None,
             "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
 
 
@@ -156,6 +167,9 @@ def report(r: dict) -> None:
     if r["server_cpu_s_per_student"] is not None:
         print(f"server CPU per student flow: {r['server_cpu_s_per_student']} s; peak memory per process (MB): "
               f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
+    print(f"CPU seconds during the run: the machine was busy {r['machine_busy_cpu_s']} of "
+          f"{r['machine_cpu_s_available']} ({os.cpu_count()} cores × {r['wall_s']} s); the app server(s) "
+          f"{r['server_cpu_s']}, the rest the students' Chromium and Playwright")
     for f in r["failed"]:
         print(f"failed at {f['failed']}: {f['error']}")
 
@@ -175,14 +189,14 @@ def main(argv=None) -> dict:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     if args.url:
-        result = rehearse(args.url, args.students, args.own, args.data, args.timeout, args.throttle, [])
+        result = rehearse(args.url, args.students, args.own, args.data, args.timeout, args.throttle, [], [args.url])
     else:
         from scripts.serve import Cluster
 
         logs = Path(tempfile.mkdtemp(prefix="microscope_workshop_"))
         with Cluster(args.processes, logs, env={"MICROSCOPE_STORE": str(logs / "documents.sqlite3")}) as cluster:
             result = rehearse(cluster.url + "/", args.students, args.own, args.data, args.timeout, args.throttle,
-                              cluster.pids())
+                              cluster.pids(), [s.url + "/" for s in cluster.servers])
     report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
