@@ -20,8 +20,9 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
 from pages import link, state  # noqa: E402
+from viz.common import markdown_text  # noqa: E402
 from pages.common import (current_trace, document_store, example_text, examples, get_model, load_upload,  # noqa: E402
-                          preload_plotly, result_caption, run_trace, start_session, weights_choices)
+                          preload_plotly, result_caption, run_trace, start_session, unexpected, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -83,7 +84,11 @@ if clicked or from_link or state.take_summarize_request():
         document_store().put(link.doc_id(inputs["text"]), inputs["text"])
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
+    except Exception as e:  # noqa: BLE001  never a traceback in the browser
+        unexpected(e)
 
+for problem in state.take_link_problems():
+    st.warning(f"This link's {markdown_text(problem)}; the rest of the link is restored.")
 if state.error():
     st.error(state.error() + (" The results below are still those of the previous Summarize."
                               if state.params() else ""))
@@ -120,5 +125,8 @@ pg = st.navigation([
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])
-pg.run()
+try:
+    pg.run()
+except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
+    unexpected(e)
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -41,7 +41,10 @@ CHUNK_DOCS = 1000  # documents per Ray dataset: bounds the driver's memory; each
 
 def read_input(path: str | Path, done: set[str], limit: int | None = None) -> Iterator[dict]:
     """Documents of IN.jsonl not in ``done``, as {"id", "text", "reference"}; a line that is not
-    a JSON object with a text comes out as {"id", "error"} and the run goes on."""
+    a JSON object with a text comes out as {"id", "error"} and the run goes on. An id seen before
+    becomes ``id#2``, ``id#3``, … (in line order, so a rerun names them the same): every
+    document is counted, and opened, as itself."""
+    seen: dict[str, int] = {}
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             if limit is not None and n > limit:
@@ -53,6 +56,8 @@ def read_input(path: str | Path, done: set[str], limit: int | None = None) -> It
                 if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
                     raise ValueError('expected {"id": ..., "text": "..."}')
                 doc_id = str(doc.get("id", f"line-{n}"))
+                seen[doc_id] = seen.get(doc_id, 0) + 1
+                doc_id = doc_id if seen[doc_id] == 1 else f"{doc_id}#{seen[doc_id]}"
             except (UnicodeDecodeError, ValueError) as e:
                 doc_id = f"line-{n}"
                 if doc_id not in done:
@@ -250,6 +255,21 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     return report
 
 
+def duplicate_ids(path: str | Path) -> dict[str, int]:
+    """Ids that more than one line of IN.jsonl uses, and how many lines use each (read_input
+    renamed the later ones id#2, id#3, …)."""
+    counts: dict[str, int] = {}
+    with open(path, "rb") as f:
+        for raw in f:
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and "id" in doc:
+                counts[str(doc["id"])] = counts.get(str(doc["id"]), 0) + 1
+    return {i: n for i, n in counts.items() if n > 1}
+
+
 def merge(out: Path, input_path: str, k: int) -> dict:
     """Shards → summaries.jsonl, heads.parquet and the report's aggregates."""
     import pandas as pd
@@ -260,7 +280,8 @@ def merge(out: Path, input_path: str, k: int) -> dict:
     docs = [json.loads(line) for line in lines]
     ok = [d for d in docs if "error" not in d]
     report = {"input": str(Path(input_path).resolve()), "k": k, "documents": len(docs), "summarized": len(ok),
-              "failures": [{"id": d["id"], "reason": d["error"]} for d in docs if "error" in d]}
+              "failures": [{"id": d["id"], "reason": d["error"]} for d in docs if "error" in d],
+              "duplicate_ids": duplicate_ids(input_path)}
     positions = [i for d in ok for i in d["selected"]]
     report["selected_position_histogram"] = np.bincount(positions, minlength=10).tolist() if positions else []
     report["lead_share"] = round(float(np.mean([d["selected"] == d["lead"] for d in ok])), 4) if ok else None

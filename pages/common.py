@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
+import logging
 import os
 import threading
 import weakref
@@ -21,6 +22,7 @@ import streamlit as st
 from pages import state
 
 ROOT = Path(__file__).resolve().parents[1]
+LOG = logging.getLogger("microscope")
 EXAMPLES = ROOT / "examples"
 UNTRAINED = "untrained (random scorer)"
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
@@ -72,7 +74,9 @@ def load_upload():
     f = st.session_state.get("upload")
     if f is not None:
         try:
-            st.session_state["document"] = decode(f.getvalue(), f"“{f.name}”")
+            from viz.common import markdown_text
+
+            st.session_state["document"] = decode(f.getvalue(), f"“{markdown_text(f.name)}”")
             state.clear_error()
         except ValueError as e:
             state.set_error(str(e))
@@ -202,19 +206,31 @@ def document_store():
     return DocumentStore(os.environ.get("MICROSCOPE_STORE") or default_path())
 
 
-def result_caption(trace, params: dict, examples: dict) -> str:
-    """What produced the result on screen: document, k, trigram blocking, weights, device."""
+def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> str:
+    """What produced the result on screen: document, k, trigram blocking, weights, device. As
+    Streamlit Markdown, or ``plain`` text (the HTML report)."""
     from viz.common import markdown_text, preview
 
+    markdown_text = str if plain else markdown_text  # noqa: F811
     s = trace.summary
     name = next((n for n, p in examples.items() if example_text(p) == params["text"]), None)
     doc = name or f"“{preview(params['text'], 48)}” ({len(params['text'].split()):,} words)"
     long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
-    warn = (f" · :material/warning: sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
+    warn = (f" · {'⚠' if plain else ':material/warning:'} sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
             "text has few sentence endings, so the model read long stretches as one sentence" if long else "")
     return (f"Result for {markdown_text(doc)} · k = {params['k']} · trigram blocking "
             f"{'on' if params['block_trigram'] else 'off'} · weights {markdown_text(params['weights'])} · "
             f"{s.device}{warn}")
+
+
+def unexpected(error: Exception) -> None:
+    """An error nobody planned for: logged on the server with an id, one line in the browser."""
+    import uuid
+
+    error_id = uuid.uuid4().hex[:8]
+    LOG.error("error %s: %s", error_id, error, exc_info=error)
+    st.error(f"Something went wrong on the server (error id {error_id}); it has been logged. Try again, or "
+             "send the id to whoever runs this server.")
 
 
 def try_example():
@@ -250,8 +266,11 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
     the layer only (the figure has its own head buttons), head 0."""
     cols = cols or st.columns(2)
     options = ([None] if mean else []) + list(range(n_heads))
-    for k, valid in ((f"{key}_layer", range(n_layers)), (f"{key}_head", options)):
-        if st.session_state.get(k, valid[0]) not in valid:  # kept from another model
+    for k, valid, n in ((f"{key}_layer", range(n_layers), n_layers), (f"{key}_head", options, n_heads)):
+        value = st.session_state.get(k, valid[0])
+        if value not in valid:  # from a link, or kept from another model
+            if isinstance(value, int):
+                st.warning(f"This model has no {k.rsplit('_', 1)[1]} {value + 1} (it has {n}): showing the first.")
             state.forget(k)
     layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=state.keep(f"{key}_layer"))
     if not pick_head:  # the figure's buttons pick; it opens on the head last picked (e.g. from a link)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -14,61 +18,112 @@ import streamlit as st
 
 from pages import state
 from pages.common import ROOT, plot, start_session
+from pages.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram
 
-RUNS = Path("/tmp/microscope_corpus")  # small corpora run from the app
-MAX_DOCS = 200
+@st.cache_resource(show_spinner=False)
+def run_queue() -> dict:
+    """Runs started from browsers, one at a time by default (env MICROSCOPE_CORPUS_RUNS): each
+    starts its own Ray and model, ~2 GB, on the same machine as the app."""
+    return {"slots": threading.Semaphore(int(os.environ.get("MICROSCOPE_CORPUS_RUNS", 1))), "waiting": [],
+            "running": 0, "lock": threading.Lock()}
+
+
+def run_small(lines: list[str]) -> Path:
+    """Run analysis.corpus on uploaded lines in a subprocess (its own Ray, its session folders in a
+    temporary folder removed after), after the runs queued before it; a progress bar is fed by
+    the shards it writes. Returns the results directory."""
+    queue, me = run_queue(), object()
+    with queue["lock"]:
+        queue["waiting"].append(me)
+    note = st.empty()
+    try:
+        while not queue["slots"].acquire(timeout=1):
+            with queue["lock"]:
+                ahead = queue["running"] + queue["waiting"].index(me)
+            note.info(f"Queued: {ahead} corpus run{'s' if ahead != 1 else ''} ahead of this one "
+                      "(the server runs one at a time).")
+    finally:
+        with queue["lock"]:
+            queue["waiting"].remove(me)
+    with queue["lock"]:
+        queue["running"] += 1
+    note.empty()
+    ray_tmp = None
+    try:
+        ray_tmp = tempfile.mkdtemp(prefix="msr")  # short: Ray's socket paths must stay under 108 characters
+        corpus_root().mkdir(parents=True, exist_ok=True)
+        prune()
+        text = "\n".join(lines) + "\n"
+        out = corpus_root() / f"upload-{time.strftime('%Y%m%d-%H%M%S')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "input.jsonl").write_text(text, encoding="utf-8")
+        cmd = [sys.executable, "-m", "analysis", "corpus", str(out / "input.jsonl"), "--out", str(out), "--stats",
+               "--workers", "1"]
+        log = out / "run.log"  # a file, not a pipe: a long run's progress output would fill a pipe and block it
+        with open(log, "w") as err:
+            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+                                    env={**os.environ, "RAY_TMPDIR": ray_tmp})
+        bar = st.progress(0.0, text="Starting Ray and the model…")
+        try:
+            while proc.poll() is None:
+                done = sum(len(p.read_text(encoding="utf-8").splitlines())
+                           for p in (out / "shards").glob("summaries-*.jsonl"))
+                bar.progress(min(done / len(lines), 1.0), text=f"{done} of {len(lines)} documents")
+                time.sleep(1)
+        finally:
+            if proc.poll() is None:  # the page went away: stop the run
+                proc.kill()
+            proc.wait()
+            bar.empty()
+        if proc.returncode != 0:  # the log stays on the server: it may name paths
+            raise RuntimeError(f"its log is kept on the server as {out.name}/run.log")
+        return out
+    finally:
+        with queue["lock"]:
+            queue["running"] -= 1
+        queue["slots"].release()
+        if ray_tmp:
+            shutil.rmtree(ray_tmp, ignore_errors=True)
+
 
 start_session()
 st.title("Corpus")
 st.markdown("What the summarizer and its heads do **over many documents**: the share of summaries that just "
             "take the lead, where the chosen sentences sit, ROUGE against Lead-3 with confidence intervals, "
             "and every head's statistics averaged over the corpus. Large corpora run from the command line "
-            "(`python -m analysis corpus IN.jsonl --out DIR --stats`, locally or on a Ray cluster); open their "
-            "results directory here, or run up to 200 documents from a JSONL file.")
-
-
-def run_small(data: bytes) -> Path:
-    """Run analysis.corpus on an uploaded JSONL in a subprocess (its own Ray), with a progress bar
-    fed by the shards it writes; returns the results directory."""
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    out = RUNS / hashlib.sha256(data).hexdigest()[:16]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "input.jsonl").write_text("\n".join(lines[:MAX_DOCS]) + "\n", encoding="utf-8")
-    cmd = [sys.executable, "-m", "analysis", "corpus", str(out / "input.jsonl"), "--out", str(out), "--stats",
-           "--workers", "1"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    bar = st.progress(0.0, text="Starting Ray and the model…")
-    n = min(len(lines), MAX_DOCS)
-    while proc.poll() is None:
-        done = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (out / "shards").glob("summaries-*.jsonl"))
-        bar.progress(min(done / n, 1.0), text=f"{done} of {n} documents")
-        time.sleep(1)
-    if proc.returncode != 0:
-        raise RuntimeError((proc.stderr.read() or "").strip().splitlines()[-1:] or ["the corpus run failed"])
-    bar.progress(1.0, text=f"{n} documents done")
-    return out
-
+            "(`python -m analysis corpus IN.jsonl --out DIR --stats`, locally or on a Ray cluster) with `--out` in "
+            "this server's corpus folder; they appear here. Or run up to 200 documents from a JSONL file.")
 
 c1, c2 = st.columns(2)
 upload = c2.file_uploader(f"…or run a JSONL corpus (up to {MAX_DOCS} documents)", type=["jsonl"], key="corpus_upload",
                           help='One {"id": ..., "text": ..., "reference": ...} per line; "reference" is optional.')
 if upload is not None and c2.button("Run the corpus", type="primary"):
-    try:  # before the directory box is drawn, so it can show the new results
-        st.session_state["corpus_dir"] = str(run_small(upload.getvalue()))
+    try:  # before the run picker is drawn, so it can show the new results
+        st.session_state["corpus_run"] = run_small(check_upload(upload.getvalue())).name
+    except ValueError as e:
+        st.error(f"{markdown_text(e)}. Nothing was run.")
     except (RuntimeError, OSError) as e:
-        st.error(f"The corpus run failed: {e}")
-directory = c1.text_input("Results directory on the server", key=state.keep("corpus_dir"),
-                          placeholder="/path/to/DIR (with report.json)")
-
-report_path = Path(directory).expanduser() / "report.json" if directory else None
-if report_path is None:
+        st.error(f"The corpus run failed: {markdown_text(e)}")
+available = runs()
+if st.session_state.get("corpus_run") not in available:
+    state.forget("corpus_run")
+name = c1.selectbox("Corpus run", list(available), key=state.keep("corpus_run"),
+                    help="The example and the runs in this server's corpus folder (MICROSCOPE_CORPUS_ROOT).")
+directory = available[name] if name == EXAMPLE_NAME else run_dir(name)
+report_path = directory / "report.json"
+try:
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    summaries = [json.loads(line) for line in (directory / "summaries.jsonl").read_text(encoding="utf-8").splitlines()
+                 if line]
+    missing = [key for key in ("documents", "summarized", "failures", "k") if key not in report]
+    if missing:
+        raise KeyError(missing[0])
+except (OSError, ValueError, KeyError, TypeError) as e:
+    st.error(f"This run's results cannot be read ({type(e).__name__}): it is incomplete or from another version "
+             "of the app. Pick another run.")
     st.stop()
-if not report_path.is_file():
-    st.error(f"No report.json in {markdown_text(directory)}: run `python -m analysis corpus IN.jsonl --out DIR` first.")
-    st.stop()
-report = json.loads(report_path.read_text(encoding="utf-8"))
 run = report.get("run", {})
 m = st.columns(5)
 m[0].metric("Documents", f"{report['documents']:,}")
@@ -103,8 +158,10 @@ if heads:
     st.caption(f"Mean over {heads[part]['documents']:,} documents; hover for the spread (standard deviation).")
 
 st.subheader("Documents")
-summaries = [json.loads(line) for line in (report_path.parent / "summaries.jsonl").read_text(encoding="utf-8").splitlines() if line]
 ok = [d for d in summaries if "error" not in d]
+if report.get("duplicate_ids"):
+    st.caption("Ids used by more than one document, opened as id#2, id#3, …: " + markdown_text(", ".join(
+        f"{i} (×{n})" for i, n in list(report["duplicate_ids"].items())[:20])))
 table = pd.DataFrame([{"id": d["id"], "selected": ", ".join(str(i + 1) for i in d["selected"]),
                        "is lead": d["selected"] == d.get("lead"), "first sentence": preview(d["sentences"][0], 80)}
                       for d in ok])
@@ -114,17 +171,15 @@ if report["failures"]:
 
 
 def source_text(doc_id: str, doc: dict) -> str:
-    """The document as it was in the input, else its sentences joined."""
-    path = Path(report.get("input", ""))
+    """The document as it was in the run's input.jsonl (ids made unique as the run did), else its
+    sentences joined."""
+    from analysis.corpus import read_input
+
+    path = directory / "input.jsonl"
     if path.is_file():
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(row, dict) and str(row.get("id")) == doc_id and isinstance(row.get("text"), str):
-                    return row["text"]
+        for row in read_input(path, set()):
+            if row["id"] == doc_id and "text" in row:
+                return row["text"]
     return "\n".join(doc["sentences"])
 
 

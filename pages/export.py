@@ -10,14 +10,41 @@ import numpy as np
 import streamlit as st
 
 
-def scores_csv(summary, statuses: list[str]) -> str:
-    """One row per sentence: its number as shown (1-based), score, status, text."""
+FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet evaluates a cell that starts so (OWASP: CSV injection)
+
+
+def spreadsheet_safe(cell):
+    """A CSV cell as text a spreadsheet shows, never runs: ``'`` before a leading = + - @ tab or
+    CR, unless the cell is a plain number (-0.5 stays a number)."""
+    if not isinstance(cell, str) or not cell.startswith(FORMULA):
+        return cell
+    try:
+        float(cell)
+        return cell
+    except ValueError:
+        return "'" + cell
+
+
+def csv_text(rows) -> str:
+    """Rows (the first is the header) as CSV, every cell through ``spreadsheet_safe``: the one way
+    the app writes CSV."""
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["sentence", "score", "status", "text"])
-    for i, (text, score) in enumerate(zip(summary.sentences, summary.scores)):
-        w.writerow([i + 1, "" if score is None else f"{score:.6f}", statuses[i], text])
+    for row in rows:
+        w.writerow([spreadsheet_safe(c) for c in row])
     return out.getvalue()
+
+
+def frame_csv(df) -> str:
+    """A pandas table as CSV (``csv_text``)."""
+    return csv_text([list(df.columns), *df.itertuples(index=False, name=None)])
+
+
+def scores_csv(summary, statuses: list[str]) -> str:
+    """One row per sentence: its number as shown (1-based), score, status, text."""
+    return csv_text([["sentence", "score", "status", "text"]]
+                    + [[i + 1, "" if score is None else f"{score:.6f}", statuses[i], text]
+                       for i, (text, score) in enumerate(zip(summary.sentences, summary.scores))])
 
 
 def npz_bytes(trace) -> bytes:

@@ -14,6 +14,7 @@ from analysis import heads as AH
 from pages import state
 from pages.common import (COLORSCALES, UNTRAINED, get_model, head_map, model_slots, need_trace, plot, run_trace,
                           window_caption)
+from pages.export import frame_csv
 from pages.state import keep
 from viz import heads as VH
 from viz.common import sentence_label
@@ -166,7 +167,7 @@ if view == "Statistics":
             st.dataframe(df, hide_index=True, key=f"heads_table_{part}",
                          column_config={c: st.column_config.NumberColumn(format="%.3f")
                                         for c in df.columns if df[c].dtype.kind == "f"})
-            st.download_button("Download the table (.csv)", df.to_csv(index=False), file_name=f"heads_{part}.csv",
+            st.download_button("Download the table (.csv)", frame_csv(df), file_name=f"heads_{part}.csv",
                                mime="text/csv", key=f"heads_csv_{part}")
     head_viewer()
 

@@ -63,17 +63,32 @@ def restore(examples: dict, store) -> dict | None:
             state.set_error("This link's document is no longer on this server (it keeps the 2,000 documents "
                             "summarized most recently): paste the text again and click Summarize.")
             return None
-    try:
-        st.session_state.update(document=text, k=int(q.get("k", 3)), block_trigram=q.get("tb", "1") == "1")
-        if q.get("w"):
-            st.session_state["weights"] = q["w"]
-        for name, (key, kind) in PICKERS.items():
-            if name in q:
-                st.session_state[key] = _from_url(q[name], kind)
-                state.keep(key)
-    except ValueError:
-        state.set_error("This link's settings could not be read; showing the document with the defaults.")
-    return dict(text=text, k=st.session_state.get("k", 3), block_trigram=st.session_state.get("block_trigram", True))
+    st.session_state["document"] = text
+    problems = []
+    k = q.get("k", "3")
+    if k.isdigit() and 1 <= int(k) <= 10:
+        st.session_state["k"] = int(k)
+    else:
+        problems.append(f"k={k} is not a summary length from 1 to 10 (using 3)")
+        st.session_state["k"] = 3
+    tb = q.get("tb", "1")
+    if tb not in ("0", "1"):
+        problems.append(f"tb={tb} is not 0 or 1 (trigram blocking on)")
+    st.session_state["block_trigram"] = tb != "0"
+    if q.get("w"):
+        st.session_state["weights"] = q["w"]
+    for name, (key, kind) in PICKERS.items():
+        if name not in q:
+            continue
+        value = q[name]
+        if kind == "text" or (kind == "head" and value == "mean") or (value.isdigit() and int(value) >= 1):
+            st.session_state[key] = _from_url(value, kind)
+            state.keep(key)
+        else:
+            problems.append(f"{name}={value} is not a number from 1" + (" or 'mean'" if kind == "head" else ""))
+    if problems:
+        state.set_link_problems(problems)
+    return dict(text=text, k=st.session_state["k"], block_trigram=st.session_state["block_trigram"])
 
 
 SYNC = "_link_sync"

@@ -58,6 +58,18 @@ def clear_error() -> None:
     st.session_state.pop(ERROR, None)
 
 
+LINK_PROBLEMS = "_link_problems"
+
+
+def set_link_problems(problems: list[str]) -> None:
+    """What a link asked for that could not be used (shown once, with the rest of the link restored)."""
+    st.session_state.setdefault(LINK_PROBLEMS, []).extend(problems)
+
+
+def take_link_problems() -> list[str]:
+    return st.session_state.pop(LINK_PROBLEMS, [])
+
+
 RUNNING, REQUEST = "_summarize_running", "_summarize_requested"
 
 

@@ -51,5 +51,5 @@ def report() -> str:
     figures = [("Sentence scores", score_bars(s, statuses=statuses)),
                (f"Sentence encoder, layer {L2}, mean of heads", inter_heatmap(trace, L2 - 1, None)),
                (f"BERT layer {L}, sentence × sentence attention (mean of heads)", sentence_heatmap(trace, L - 1, None))]
-    return html_report("Attention microscope: summary report", result_caption(trace, params, examples()).replace("\\", ""),
+    return html_report("Attention microscope: summary report", result_caption(trace, params, examples(), plain=True),
                        [s.sentences[i] for i in s.selected], legend_html() + document_html(s, statuses), figures)

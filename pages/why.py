@@ -74,6 +74,8 @@ params = state.params()
 st.title("Why this summary", help=HELP)
 ex = explanation(params, trace, None)  # statuses, position scores and the selected sentences' words
 n = len(ex["sentences"])
+# BertSum trains on each document's first 512-token window: positions past it were never seen
+unseen = frozenset(int(j) for j in trace.input_sentences[trace.windows[1][0]:]) if len(trace.windows) > 1 else frozenset()
 scored = [i for i in range(n) if ex["scores"][i] is not None]
 
 # ---------------------------------------------------------------- position vs content
@@ -89,7 +91,7 @@ left, right = st.columns([3, 2], gap="large")
 with left:
     plot(E.position_chart(ex), key="why_position")
 with right:
-    st.html("".join(f"<p>{'★ ' if i in ex['selected'] else ''}{html.escape(E.position_reading(ex, i))}</p>"
+    st.html("".join(f"<p>{'★ ' if i in ex['selected'] else ''}{html.escape(E.position_reading(ex, i, unseen))}</p>"
                     for i in ex["selected"]))
 
 # ---------------------------------------------------------------- words
@@ -109,7 +111,7 @@ weights = np.array([a["weight"] for a in ex_i["attributions"][str(i)]], dtype=np
 text = CONTROL.sub(" ", params["text"])  # as the model read it: control and bidi characters blanked one for one
 up, down = E.top_words(text, spans, weights)
 st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
-        f"{html.escape(E.position_reading(ex, i))}.<br>"
+        f"{html.escape(E.position_reading(ex, i, unseen))}.<br>"
         f"Raised most by: {html.escape(', '.join(up) or '—')}<br>"
         f"Lowered most by: {html.escape(', '.join(down) or '—')}</p>")
 st.html(E.legend_html())

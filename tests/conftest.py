@@ -65,14 +65,17 @@ def synthetic_trace(n_sent: int = 5, words: int = 8, L: int = 6, H: int = 12, L2
 
 
 @pytest.fixture(scope="session", autouse=True)
-def document_store_path():
-    """Linked documents go to a temporary SQLite file, never the user's cache; the app servers
-    the browser tests start inherit it."""
-    folder = tempfile.mkdtemp(prefix="microscope_store_")
-    old = os.environ.get("MICROSCOPE_STORE")
-    os.environ["MICROSCOPE_STORE"] = os.path.join(folder, "documents.sqlite3")
-    yield os.environ["MICROSCOPE_STORE"]
-    os.environ.pop("MICROSCOPE_STORE") if old is None else os.environ.__setitem__("MICROSCOPE_STORE", old)
+def server_state_folder():
+    """Linked documents (a SQLite file) and corpus runs go to a temporary folder, never the user's
+    cache; the app servers the browser tests start inherit it."""
+    folder = tempfile.mkdtemp(prefix="microscope_state_")
+    settings = {"MICROSCOPE_STORE": os.path.join(folder, "documents.sqlite3"),
+                "MICROSCOPE_CORPUS_ROOT": os.path.join(folder, "corpus")}
+    old = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
+    yield folder
+    for k, v in old.items():
+        os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -267,8 +268,10 @@ def test_an_edited_document_shows_out_of_date(server, browser):
 
 
 def test_payloads_are_literal_text_on_every_page(server, browser, shots):
+    """Markup, LaTeX, directives, URLs (one opens the document: it is in the "Result for" caption
+    and the Sentences slider), www. hosts and e-mail addresses: text, never live, on every page."""
     page = open_app(browser, server)
-    summarize(page, PAYLOADS)
+    summarize(page, "http://evil.example/start is where the story began on Monday.\n" + PAYLOADS)
     main = page.get_by_test_id("stMain")
     main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     idle(page)
@@ -277,7 +280,8 @@ def test_payloads_are_literal_text_on_every_page(server, browser, shots):
         main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
         idle(page)
         assert page.get_by_test_id("stException").count() == 0, name
-        assert page.locator("a[href*='example.com/phish'], a[href*='evil.example'], a[href*='example.org']").count() == 0, name
+        assert page.locator("a[href*='example.com/phish'], a[href*='evil.example'], a[href*='example.org'], "
+                            "a[href^='mailto:']").count() == 0, name
         katex = page.evaluate("[...document.querySelectorAll('.katex')].map(e => e.textContent).join(' ')")
         assert "mc" not in katex and "dx" not in katex, name                       # the document's LaTeX: not rendered
         assert page.locator("img[src=x], script:has-text('xss')").count() == 0, name
@@ -294,6 +298,15 @@ def test_payloads_are_literal_text_on_every_page(server, browser, shots):
     page.close()
 
 
+REPORT_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const box = gd.querySelector('.main-svg').getBoundingClientRect();
+  const ticks = [...gd.querySelectorAll('.xtick text, .ytick text')].filter(t => t.textContent);
+  const outside = ticks.filter(t => { const r = t.getBoundingClientRect();
+    return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1; });
+  return {y: gd.querySelectorAll('.ytick text').length, outside: outside.length, labels: ticks.length};
+})"""
+
+
 def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     import xml.etree.ElementTree as ET
 
@@ -304,7 +317,7 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     page.goto(server)
     page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
     idle(page)
-    summarize(page, ARTICLE)
+    summarize(page, ARTICLE + "\n=1+1 and =HYPERLINK(\"http://evil.example\") were typed into the call centre's sheet.")
     main = page.get_by_test_id("stMain")
     main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     idle(page)
@@ -315,7 +328,15 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
         files[label] = tmp_path / d.value.suggested_filename
         d.value.save_as(files[label])
     assert files["Text .txt"].read_text().count("\n") >= 3           # one sentence a line
-    assert files["Scores .csv"].read_text().splitlines()[0] == "sentence,score,status,text"
+    scores_csv = files["Scores .csv"].read_text()
+    assert scores_csv.splitlines()[0] == "sentence,score,status,text"
+    import csv
+    import io
+
+    cells = [c for row in csv.reader(io.StringIO(scores_csv)) for c in row]
+    assert any(c.startswith("'=1+1 and") for c in cells)                     # a spreadsheet shows it,
+    assert not any(c.startswith(("=", "@")) for c in cells)                  # never runs it
+    n_sentences = len(scores_csv.strip().splitlines()) - 1
     z = np.load(files["Trace .npz"])
     assert z["bert_attention"].ndim == 4 and len(z["tokens"]) == z["bert_attention"].shape[-1]
     offline = browser.new_context()
@@ -324,6 +345,9 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     report.goto(files["Report .html"].as_uri())
     report.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)  # Plotly inline: no network
     assert report.get_by_text("Summary", exact=True).count() >= 1
+    ticks = report.evaluate(REPORT_TICKS)
+    assert ticks and all(t["outside"] == 0 for t in ticks), ticks          # every label inside its figure
+    assert ticks[0]["y"] == n_sentences, ticks                              # the score chart: one label per sentence
     offline.close()
     # the camera button of a figure, as SVG
     page.get_by_test_id("stSidebar").get_by_text("Figure downloads").click()
@@ -351,19 +375,70 @@ def test_masks_batch_view_and_a_readable_map(server, browser, shots):
     page.close()
 
 
-def test_corpus_page_runs_an_uploaded_corpus(server, browser, shots, tmp_path):
+def corpus_file(tmp_path: Path, name: str, n: int, offset: int = 0) -> Path:
     paragraphs = [p for p in ARTICLE.split("\n") if len(p.split()) > 12]
-    corpus = tmp_path / "five.jsonl"
-    corpus.write_text("\n".join(json.dumps({"id": f"p{n}", "text": "\n".join(paragraphs[n:n + 4]),
-                                            "reference": paragraphs[n]}) for n in range(5)) + "\n")
-    page = open_app(browser, server)
-    go_to(page, "Corpus")
-    page.get_by_test_id("stMain").locator("input[type=file]").set_input_files(str(corpus))
+    path = tmp_path / name
+    m = len(paragraphs)
+    path.write_text("\n".join(json.dumps({"id": f"p{k}", "text": "\n".join(paragraphs[(k + i) % m] for i in range(4)),
+                                          "reference": paragraphs[k % m]}) for k in range(offset, offset + n)) + "\n")
+    return path
+
+
+def upload_and_run(page, path: Path) -> None:
+    page.get_by_test_id("stMain").locator("input[type=file]").set_input_files(str(path))
     idle(page)
     page.get_by_role("button", name="Run the corpus").click()
-    page.get_by_test_id("stMetric").first.wait_for(timeout=300_000)   # Ray, the model, 5 documents
-    idle(page)
-    assert page.get_by_test_id("stMetricValue").first.inner_text() == "5"
-    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
-    page.screenshot(path=str(shots / "corpus.png"), full_page=True)
+
+
+def test_corpus_page_runs_uploads_one_at_a_time(server, browser, shots, tmp_path):
+    """Two visitors upload at once: one run goes first, the other says it is queued, then runs;
+    both open their own results. Runs live under the server's corpus folder (no path box)."""
+    pages = [open_app(browser, server) for _ in range(2)]
+    for page in pages:
+        go_to(page, "Corpus")
+        page.get_by_test_id("stMetric").first.wait_for(timeout=60_000)  # the shipped example, for a newcomer
+        assert page.get_by_test_id("stMain").get_by_test_id("stTextInput").count() == 0  # no path box
+    upload_and_run(pages[0], corpus_file(tmp_path, "five.jsonl", 5))
+    pages[0].get_by_test_id("stProgress").first.wait_for(timeout=60_000)  # its progress bar: running
+    upload_and_run(pages[1], corpus_file(tmp_path, "three.jsonl", 3, offset=5))
+    pages[1].get_by_text("Queued: 1 corpus run ahead", exact=False).first.wait_for(timeout=60_000)
+    for page, n in zip(pages, ("5", "3")):
+        page.get_by_test_id("stMetricValue").filter(has_text=re.compile(f"^{n}$")).first.wait_for(timeout=300_000)
+        idle(page)
+        assert page.get_by_test_id("stException").count() == 0
+        assert page.get_by_test_id("stMetricValue").first.inner_text() == n
+    pages[1].get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+    pages[1].screenshot(path=str(shots / "corpus.png"), full_page=True)
+    for page in pages:
+        page.close()
+
+
+def test_bad_corpus_uploads_and_runs_are_one_line_each(server, browser, tmp_path):
+    root = Path(os.environ["MICROSCOPE_CORPUS_ROOT"])
+    (root / "upload-broken").mkdir(parents=True, exist_ok=True)
+    (root / "upload-broken" / "report.json").write_text('{"documents": 3}')   # another shape, no summaries.jsonl
+    page = open_app(browser, server)
+    go_to(page, "Corpus")
+    main = page.get_by_test_id("stMain")
+    for name, data, message in (("empty.jsonl", "", "The file is empty"),
+                                ("blank.jsonl", "\n  \n\n", "only blank lines")):
+        (tmp_path / name).write_text(data)
+        upload_and_run(page, tmp_path / name)
+        main.get_by_text(message, exact=False).first.wait_for(timeout=60_000)
+        idle(page)
+        assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
+        assert main.get_by_text("Nothing was run", exact=False).count() == 1
+    pick(page, "Corpus run", "upload-broken")
+    main.get_by_text("cannot be read", exact=False).first.wait_for(timeout=60_000)
+    assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
+    page.close()
+
+
+def test_a_bad_link_parameter_is_named_and_the_document_kept(server, browser):
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(server + "bert_attention?doc=bbc_insurance_bosses&k=abc&layer=2")
+    page.get_by_text("k=abc is not a summary length", exact=False).first.wait_for(timeout=120_000)
+    page.locator(HEATMAP).first.wait_for(timeout=120_000)
+    assert page.get_by_role("textbox", name="Document", exact=True).input_value().startswith("Insurance bosses")
+    assert "layer 2" in page.locator(".js-plotly-plot .gtitle").first.text_content()
     page.close()

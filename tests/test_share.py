@@ -22,7 +22,8 @@ def model_loaded(summarizer):
 
 
 def warnings(at) -> str:
-    return " ".join(w.value for w in at.warning)
+    """The warnings as they read (Markdown escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))
 
 
 def test_edited_inputs_mark_the_result_out_of_date_and_the_settings_are_shown():
@@ -128,3 +129,123 @@ def test_utf16_upload_is_read_as_text():
         m.setattr(common.st, "session_state", state)
         common.load_upload()
     assert state["document"].startswith("The council met") and "error" not in state
+
+
+# ---------------------------------------------------------------- a stranger's input (issue 25)
+
+def test_urls_and_addresses_in_a_document_never_become_links():
+    """The caption names the document by its first words and the Sentences slider by each
+    sentence's: a bare URL there stays text (an invisible joiner breaks Streamlit's autolink)."""
+    at = summarize(new_app(), "http://evil.example/start is where the story began on Monday.\n" + PAYLOADS)
+    caption = next(c.value for c in at.caption if c.value.startswith("Result for"))
+    assert "evil" in caption and not re.search(r"(?i)(?<!\\):|://|www\.|@\w", caption.replace("\u2060", "|"))
+    at.switch_page("pages/bert_attention.py").run()
+    for option in at.select_slider(key="bert_range").options:
+        plain = re.sub(r"\\(.)", r"\1", option)
+        assert not re.search(r"(?i)://|www\.|@\w", plain), option
+
+
+@pytest.mark.parametrize("query, named", [({"k": "abc"}, "k=abc"), ({"k": "0"}, "k=0"), ({"tb": "maybe"}, "tb=maybe"),
+                                          ({"layer": "x"}, "layer=x"), ({"head": "-2"}, "head=-2")])
+def test_a_bad_link_parameter_is_named_and_the_rest_restores(query, named):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(doc="bbc_insurance_bosses", **query)
+    at.run()
+    assert not at.exception and named in warnings(at) and "the rest of the link is restored" in warnings(at)
+    assert at.text_area(key="document").value.startswith("Insurance bosses")  # the document is kept
+    assert len(charts(at)) == 1                                                # and summarized
+
+
+def test_a_link_to_a_layer_or_head_the_model_lacks_says_so():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(doc="bbc_insurance_bosses", layer="99", head="3", view="Sentence × sentence")
+    at.run()
+    at.switch_page("pages/bert_attention.py").run()
+    assert "has no layer 99" in warnings(at) and not at.exception
+    assert "layer 1, head 3" in json.loads(spec(charts(at)[0]))["layout"]["title"]["text"]
+
+
+def test_an_unexpected_error_is_one_line_with_an_id_and_no_traceback(monkeypatch, caplog):
+    import viz.summary
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("/srv/secret/path exploded")
+
+    monkeypatch.setattr(viz.summary, "score_bars", broken)
+    at = summarize(new_app(), SHORT.replace("Insurance", "Unexpected"))
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert "error id" in error and "/srv/secret" not in error and "Traceback" not in error
+    error_id = re.search(r"error id (\w+)", error)[1]
+    assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)  # logged with the traceback
+
+
+def test_error_details_are_off_in_the_browser():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"
+
+
+@pytest.mark.parametrize("cell, safe", [("=1+1", "'=1+1"), ("+1+1", "'+1+1"), ("@SUM(A1)", "'@SUM(A1)"),
+                                        ("-2+3", "'-2+3"), ("\t=x", "'\t=x"), ("-0.5", "-0.5"), ("+3", "+3"),
+                                        ("plain text", "plain text"), (0.25, 0.25)])
+def test_csv_cells_a_spreadsheet_would_run_are_neutralised(cell, safe):
+    import csv
+    import io
+
+    from pages.export import csv_text, spreadsheet_safe
+
+    assert spreadsheet_safe(cell) == safe
+    rows = list(csv.reader(io.StringIO(csv_text([["text"], [cell]]))))
+    assert rows[1][0] == str(safe)
+
+
+def test_scores_csv_and_tables_go_through_the_neutraliser():
+    import pandas as pd
+
+    from model.trace import Summary
+    from pages.export import frame_csv, scores_csv
+
+    s = Summary(sentences=("=HYPERLINK(\"http://evil.example\",\"x\") here.", "A normal one."), spans=((0, 1), (2, 3)),
+                scores=(-0.5, 0.5), selected=(1,), too_short=(), truncated=(), tokens_cut=0, device="cpu",
+                weights="trained", backbone="x")
+    lines = scores_csv(s, ["below top k", "selected"]).splitlines()
+    assert lines[1].startswith("1,-0.500000,below top k,\"'=HYPERLINK(") and lines[2].endswith("A normal one.")
+    assert frame_csv(pd.DataFrame({"head": ["=cmd|' /C calc'!A0"], "value": [1.5]})).splitlines()[1].startswith("'=cmd")
+
+
+def test_the_why_page_says_when_a_position_was_never_seen_in_training(summarizer):
+    """The call-centre article has two BERT windows; the weights were trained on first windows
+    only, so a sentence of the second window has a position share that is an extrapolation."""
+    from test_app import LONG
+
+    at = summarize(new_app(), LONG)
+    at.switch_page("pages/why.py").run()
+    trace = summarizer.trace(LONG)  # the same split into windows as the app's
+    second = {int(j) for j in trace.input_sentences[trace.windows[1][0]:]}
+    scored = [int(o.split(":")[0].split()[0]) - 1 for o in at.selectbox(key="why_sentence").options]
+    first, later = [i for i in scored if i not in second], [i for i in scored if i in second]
+    assert later and first
+    at.selectbox(key="why_sentence").set_value(later[0]).run()
+    text = " ".join(h.proto.body for h in at.get("html"))
+    assert "never saw in training" in text and "extrapolation" in text
+    at.selectbox(key="why_sentence").set_value(first[0]).run()
+    assert "extrapolation" not in " ".join(h.proto.body for h in at.get("html")
+                                          if f"Sentence {first[0] + 1}</b>" in h.proto.body)
+
+
+def test_the_report_shows_the_settings_verbatim(summarizer):
+    """The report's settings line is text, not Markdown: backslashes and markup come out as typed."""
+    from pages.common import result_caption
+    from viz.report import html_report
+
+    text = "C:\\Users\\x wrote *this* [doc] and <b>that</b> for the team on Monday morning."
+    trace = summarizer.trace(text)
+    line = result_caption(trace, dict(text=text, k=3, block_trigram=True, weights="w\\x.pt"), {}, plain=True)
+    assert "C:\\Users\\x wrote *this* [doc]" in line and "w\\x.pt" in line and "\u2060" not in line
+    assert "C:\\Users\\x wrote *this* [doc] and &lt;b&gt;" in html_report("t", line, [], "", [])

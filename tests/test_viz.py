@@ -65,7 +65,35 @@ def test_document_text_is_escaped_for_plotly_and_markdown():
 
     assert plotly_text("<b>x</b> & <a href='y'>") == "&lt;b&gt;x&lt;/b&gt; &amp; &lt;a href='y'&gt;"
     md = markdown_text("[link](http://x.y) *b* $x^2$ :red[c]")
-    assert md == r"\[link\]\(http\:\/\/x\.y\) \*b\* \$x\^2\$ \:red\[c\]"
+    assert md == "\\[link\\]\\(http\\:\u2060\\/\\/x\\.y\\) \\*b\\* \\$x\\^2\\$ \\:red\\[c\\]"
+
+
+@pytest.mark.parametrize("text", ["http://evil.example/start", "HTTPS://evil.example", "ftp://x.y/z", "www.evil.example",
+                                  "WWW.Evil.example/x", "write to press@evil.example now"])
+def test_markdown_text_leaves_nothing_streamlit_would_autolink(text):
+    """GFM autolinks URLs, www. hosts and e-mail addresses even when their punctuation is escaped:
+    an invisible word joiner inside "://", "www." and "@" stops it; the visible text is unchanged."""
+    import re
+
+    from viz.common import JOINER
+
+    md = markdown_text(text)
+    plain = re.sub(r"\\(.)", r"\1", md)
+    assert plain.replace(JOINER, "") == text
+    assert not re.search(r"(?i)://|www\.|@\w", plain)
+
+
+def test_report_figures_label_every_sentence_inside_the_canvas():
+    """The HTML report gives every category its label (the app lets Plotly skip crowded ones)
+    and margins that grow to hold them."""
+    from viz.report import readable
+
+    big = synthetic_trace(n_sent=40, words=8, L=1, H=2, short=())
+    fig = readable(summary.score_bars(big.summary))
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickmode == "linear" and fig.layout.yaxis.automargin
+    assert fig.layout.height >= 20 * 40
+    heat = readable(A.sentence_heatmap(big, 0, None))
+    assert heat.layout.xaxis.dtick == 1 and heat.layout.yaxis.dtick == 1 and heat.layout.xaxis.automargin
 
 
 def test_pool_block_means():

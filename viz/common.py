@@ -123,12 +123,17 @@ def plotly_text(text):
 
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=^\"'/])")
+_AUTOLINK = re.compile(r"(?i)(://|\bwww\.|@)")  # what GFM turns into a link: URLs, www. hosts, e-mail addresses
+JOINER = "\u2060"  # WORD JOINER: invisible, and no autolink survives it
 
 
 def markdown_text(text: str) -> str:
-    """Text as a Streamlit widget label or option shows it literally: every Markdown, LaTeX and
-    colour-directive character backslash-escaped (CommonMark escapes any ASCII punctuation)."""
-    return _MARKDOWN.sub(r"\\\1", str(text))
+    """Text as Streamlit shows it literally in a widget label or option, a caption, a message:
+    every Markdown, LaTeX and colour-directive character backslash-escaped (CommonMark escapes any
+    ASCII punctuation), and an invisible word joiner inside "://", "www." and "@", which Streamlit
+    would otherwise turn into live links even when escaped."""
+    text = _AUTOLINK.sub(lambda m: m[0][0] + JOINER + m[0][1:] if len(m[0]) > 1 else m[0] + JOINER, str(text))
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def token_labels(tokens, index, escape=plotly_text) -> np.ndarray:

@@ -50,11 +50,17 @@ def position_chart(ex: dict, height: int | None = None) -> go.Figure:
     return fig
 
 
-def position_reading(ex: dict, i: int) -> str:
-    """One line for people: ``sentence 4: score 0.61, 0.22 with a neutral position → mostly position``."""
+def position_reading(ex: dict, i: int, unseen: frozenset = frozenset()) -> str:
+    """One line for people: ``sentence 4: score 0.61, 0.22 with a neutral position → mostly position``.
+    ``unseen``: sentences whose position the weights never saw in training (past the first BERT
+    window): their position share is said to be an extrapolation."""
     s, p = ex["scores"][i], ex["position_score"][i]
     if s is None:
         return f"sentence {i + 1}: not scored"
+    if i in unseen:
+        return (f"sentence {i + 1}: score {s:.2f}, {p:.2f} with a neutral position; it lies past the first 512-token "
+                f"window, a position the weights never saw in training, so its position share ({s - p:+.2f}) is an "
+                "extrapolation, not something learned")
     d = s - p
     if abs(d) < 0.05:
         verdict = "its position barely matters: the score comes from its content"

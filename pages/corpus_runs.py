@@ -1,0 +1,64 @@
+"""Where the Corpus page finds corpus runs, and what it accepts: one root folder on the server
+(MICROSCOPE_CORPUS_ROOT), the runs under it and the shipped example, nothing else; uploads
+checked before anything runs; old runs removed. No Streamlit here."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_DOCS = 200
+EXAMPLE = ROOT / "examples" / "corpus"  # a small run shipped with the app (examples/corpus/README.md)
+EXAMPLE_NAME = "Example: 50 BBC News articles"
+
+
+def corpus_root() -> Path:
+    """Where corpus runs live (env MICROSCOPE_CORPUS_ROOT, default ~/.cache/attention-microscope/corpus):
+    the page opens runs under it and nothing else on the server."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("MICROSCOPE_CORPUS_ROOT") or cache / "attention-microscope" / "corpus")
+
+
+def run_dir(name: str) -> Path:
+    """The run ``name`` under the corpus root; ValueError for anything that would leave it."""
+    root = corpus_root().resolve()
+    path = (root / name).resolve() if 0 < len(name) <= 255 and "\0" not in name else root
+    if path.parent != root:
+        raise ValueError(f"“{name}” is not a corpus run of this server: runs live in its corpus folder")
+    return path
+
+
+def runs() -> dict[str, Path]:
+    """The example, then the runs under the root, newest first."""
+    root = corpus_root()
+    found = sorted((p for p in root.glob("*/report.json")), key=lambda p: p.stat().st_mtime, reverse=True) \
+        if root.is_dir() else []
+    return {EXAMPLE_NAME: EXAMPLE, **{p.parent.name: p.parent for p in found}}
+
+
+def prune(keep: int = int(os.environ.get("MICROSCOPE_CORPUS_KEEP", 20)), days: float = 7,
+          max_mb: float = float(os.environ.get("MICROSCOPE_CORPUS_MB", 2000))) -> None:
+    """Remove runs beyond the ``keep`` newest, older than ``days``, or past ``max_mb`` in all
+    (the oldest go first)."""
+    root = corpus_root()
+    dirs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+    total = 0.0
+    for n, d in enumerate(dirs):
+        total += sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2 ** 20
+        if n >= keep or time.time() - d.stat().st_mtime > days * 86400 or total > max_mb:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def check_upload(data: bytes) -> list[str]:
+    """The upload's documents (non-blank lines), or ValueError with one line saying what is wrong."""
+    if not data.strip():
+        raise ValueError("The file is empty" if not data else "The file has only blank lines: no documents")
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    if len(lines) > MAX_DOCS:
+        raise ValueError(f"The file has {len(lines):,} documents; the app runs up to {MAX_DOCS}: run larger "
+                         "corpora with python -m analysis corpus")
+    return lines
+
+
