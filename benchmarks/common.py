@@ -28,6 +28,35 @@ def launch_chromium(playwright, extra_args: list[str] | None = None):
                                       headless=True)
 
 
+async def gather_in_chromium(make) -> list:
+    """``make(browser)`` → coroutines, run together in one headless Debian Chromium (async Playwright):
+    the load test's and the workshop's sessions."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return await asyncio.gather(*make(browser))
+        finally:
+            await browser.close()
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, timeout_s: float, what: str) -> None:
+    """Until ``url`` answers (Streamlit's /_stcore/health); RuntimeError if ``proc`` exits first."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"{what} did not answer within {timeout_s} s")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -135,17 +164,12 @@ class Server:
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                      start_new_session=True, env={**os.environ, **self.env})
-        deadline = time.time() + self.timeout_s
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self.proc.returncode}; see {self.log}")
-            try:
-                urllib.request.urlopen(self.url + "/_stcore/health", timeout=2)
-                return self
-            except OSError:
-                time.sleep(0.5)
-        self.__exit__()
-        raise TimeoutError(f"streamlit did not answer within {self.timeout_s} s; see {self.log}")
+        try:
+            wait_healthy(self.proc, self.url, self.timeout_s, f"streamlit (log: {self.log})")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc):
         if self.proc.poll() is None:

@@ -171,11 +171,11 @@ if report["failures"]:
 
 
 def source_text(doc_id: str, doc: dict) -> str:
-    """The document as it was in the run's input.jsonl (ids made unique as the run did), else its
-    sentences joined."""
+    """The document as it was in the run's input (ids made unique as the run did): the file its
+    report names (a command-line run's IN.jsonl; relative: in the run's folder), else its sentences joined."""
     from analysis.corpus import read_input
 
-    path = directory / "input.jsonl"
+    path = directory / report.get("input", "input.jsonl")
     if path.is_file():
         for row in read_input(path, set()):
             if row["id"] == doc_id and "text" in row:

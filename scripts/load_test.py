@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import CHROMIUM_ARGS, Server, rss_mb  # noqa: E402
+from benchmarks.common import Server, gather_in_chromium, rss_mb  # noqa: E402
 MARKER = re.compile(r"Load-test document (\d+)-(\d+)\b")
 
 
@@ -70,15 +70,8 @@ async def session(browser, url: str, sid: int, docs: list[str], timeout_s: float
 
 
 async def drive(url: str, texts: list[list[str]], timeout_s: float, after_doc=None) -> list[list[float]]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        try:
-            return await asyncio.gather(*(session(browser, url, s, t, timeout_s, after_doc)
-                                          for s, t in enumerate(texts)))
-        finally:
-            await browser.close()
+    return await gather_in_chromium(lambda browser: [session(browser, url, s, t, timeout_s, after_doc)
+                                                     for s, t in enumerate(texts)])
 
 
 def run(sessions: int, docs: int, data: Path, timeout_s: float = 120) -> dict:

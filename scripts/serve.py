@@ -23,13 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import Server, free_port  # noqa: E402
+from benchmarks.common import Server, free_port, wait_healthy  # noqa: E402
 
 NGINX_CONF = """\
 {user}worker_processes 1;
@@ -86,17 +85,14 @@ class Proxy:
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)
-        deadline = time.time() + 20
-        while time.time() < deadline:
+        try:
+            wait_healthy(self.proc, self.url, 20, "nginx")
+        except BaseException:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"nginx exited: {self.proc.stderr.read().decode()}")
-            try:
-                urllib.request.urlopen(self.url + "/_stcore/health", timeout=2)
-                return self
-            except OSError:
-                time.sleep(0.2)
-        self.__exit__()
-        raise TimeoutError("nginx did not answer")
+                print(self.proc.stderr.read().decode(), file=sys.stderr)
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc):
         if self.proc.poll() is None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import CHROMIUM_ARGS, cpu_seconds, rss_mb  # noqa: E402
+from benchmarks.common import cpu_seconds, gather_in_chromium, rss_mb  # noqa: E402
 from scripts.load_test import documents  # noqa: E402
 
 STEPS = ("open", "summary", "bert_attention", "layer_switch", "why")
@@ -110,15 +110,8 @@ async def student(browser, url: str, n: int, text: str | None, timeout_s: float,
 
 
 async def drive(url: str, texts: list[str | None], timeout_s: float, throttle: bool) -> list[dict]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        try:
-            return await asyncio.gather(*(student(browser, url, n, t, timeout_s, throttle)
-                                          for n, t in enumerate(texts)))
-        finally:
-            await browser.close()
+    return await gather_in_chromium(lambda browser: [student(browser, url, n, t, timeout_s, throttle)
+                                                     for n, t in enumerate(texts)])
 
 
 def stats(xs: list[float]) -> dict:

@@ -87,12 +87,13 @@ def test_corpus_run_interrupted_then_resumed(resumed):
     assert abs(mean_cls - pd.DataFrame(bert["cls"]["mean"]).to_numpy()).max() < 1e-3
 
 
-def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer):
+def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer, monkeypatch):
     from test_app import charts, navigation_not_pages_dir, new_app  # noqa: F401
 
+    monkeypatch.setenv("MICROSCOPE_CORPUS_ROOT", str(resumed[0].parent))  # a command-line run in the server's folder
     at = new_app()
     at.switch_page("pages/corpus.py").run()
-    at.text_input(key="corpus_dir").set_value(str(resumed[0])).run()
+    at.selectbox(key="corpus_run").set_value(resumed[0].name).run()
     assert not at.exception and not at.error
     assert [m.value for m in at.metric][:3] == ["20", "18", "2"]
     assert [c.key for c in charts(at)] == ["corpus_positions", "corpus_heads"] and len(at.dataframe) == 2
