@@ -211,15 +211,15 @@ def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> 
     Streamlit Markdown, or ``plain`` text (the HTML report)."""
     from viz.common import markdown_text, preview
 
-    markdown_text = str if plain else markdown_text  # noqa: F811
+    escape = str if plain else markdown_text
     s = trace.summary
     name = next((n for n, p in examples.items() if example_text(p) == params["text"]), None)
     doc = name or f"“{preview(params['text'], 48)}” ({len(params['text'].split()):,} words)"
     long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
     warn = (f" · {'⚠' if plain else ':material/warning:'} sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
             "text has few sentence endings, so the model read long stretches as one sentence" if long else "")
-    return (f"Result for {markdown_text(doc)} · k = {params['k']} · trigram blocking "
-            f"{'on' if params['block_trigram'] else 'off'} · weights {markdown_text(params['weights'])} · "
+    return (f"Result for {escape(doc)} · k = {params['k']} · trigram blocking "
+            f"{'on' if params['block_trigram'] else 'off'} · weights {escape(params['weights'])} · "
             f"{s.device}{warn}")
 
 

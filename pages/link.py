@@ -16,7 +16,7 @@ import hashlib
 import streamlit as st
 
 from pages import state
-from pages.common import example_text
+from pages.common import example_text, weights_choices
 
 # query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,
 # "head" = an index or "mean" (None), "text" = as is
@@ -75,8 +75,10 @@ def restore(examples: dict, store) -> dict | None:
     if tb not in ("0", "1"):
         problems.append(f"tb={tb} is not 0 or 1 (trigram blocking on)")
     st.session_state["block_trigram"] = tb != "0"
-    if q.get("w"):
+    if q.get("w") in weights_choices():
         st.session_state["weights"] = q["w"]
+    elif q.get("w"):
+        problems.append(f"w={q['w']} is not weights this server has (using {weights_choices()[0]})")
     for name, (key, kind) in PICKERS.items():
         if name not in q:
             continue

@@ -146,7 +146,8 @@ def test_urls_and_addresses_in_a_document_never_become_links():
 
 
 @pytest.mark.parametrize("query, named", [({"k": "abc"}, "k=abc"), ({"k": "0"}, "k=0"), ({"tb": "maybe"}, "tb=maybe"),
-                                          ({"layer": "x"}, "layer=x"), ({"head": "-2"}, "head=-2")])
+                                          ({"layer": "x"}, "layer=x"), ({"head": "-2"}, "head=-2"),
+                                          ({"w": "../../etc/passwd"}, "w=../../etc/passwd")])
 def test_a_bad_link_parameter_is_named_and_the_rest_restores(query, named):
     from streamlit.testing.v1 import AppTest
 
