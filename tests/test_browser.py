@@ -47,9 +47,15 @@ def browser():
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory) -> Path:
+    """Where screenshots go; with UPDATE_SCREENSHOTS=1 they replace the README's at the end."""
     d = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
     d.mkdir(parents=True, exist_ok=True)
-    return d
+    yield d
+    if os.environ.get("UPDATE_SCREENSHOTS"):
+        docs = ROOT / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        for png in d.glob("*.png"):
+            shutil.copy(png, docs / png.name)
 
 
 def idle(page) -> None:
@@ -127,11 +133,6 @@ def test_every_page_in_chromium(server, browser, shots):
                "bert_page_bytes_received": page_bytes, "heatmap_tokens": tokens, "screenshots": str(shots)}
     print("\nbrowser:", json.dumps(numbers))
     (shots / "browser.json").write_text(json.dumps(numbers, indent=1))
-    if os.environ.get("UPDATE_SCREENSHOTS"):  # refresh the README's pictures
-        docs = ROOT / "docs" / "screenshots"
-        docs.mkdir(parents=True, exist_ok=True)
-        for png in shots.glob("*.png"):
-            shutil.copy(png, docs / png.name)
     # the page brought the shown head exact (2 bytes a cell) and previews; the relay one more exact map
     assert tokens > 400 and 2 * tokens ** 2 < page_bytes <= 1.5e6 and 2 * tokens ** 2 < head_bytes <= 1.5e6
     page.close()
