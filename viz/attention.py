@@ -57,7 +57,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
     hovered as previews; the page then asks the server for the head a button showed, exactly
     (``layout.meta = {"relay": "head"}``, ``pages.common.head_map``). ``preview_cells=None``
-    sends every map exact (the standalone report). The exact weights of all 13 maps do not fit
+    sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
     a light page: at 470 tokens their entropy alone is 1.4-1.9 MB (benchmarks/README.md).
     """
     index = token_index(trace, hide_special, sentence_range)
