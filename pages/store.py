@@ -1,7 +1,8 @@
 """The documents behind links, in SQLite: a link names a pasted document by ``pages.link.doc_id``
 and any app process that opens the same file finds it, also after a restart. Several processes
-(or machines, on a shared file system that supports SQLite's locks) can point at one file:
-writes are short transactions in WAL mode.
+(or machines, on a shared file system whose locks work) can point at one file: writes are short
+transactions in SQLite's default rollback-journal mode (WAL would be faster but does not work
+over a network file system).
 
     MICROSCOPE_STORE=/srv/microscope/documents.sqlite3   # default: ~/.cache/attention-microscope/
 
@@ -24,7 +25,6 @@ class DocumentStore:
         self.path, self.max_documents = Path(path), max_documents
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("CREATE TABLE IF NOT EXISTS documents (id TEXT PRIMARY KEY, text TEXT NOT NULL, "
                        "used REAL NOT NULL)")
             db.execute("CREATE INDEX IF NOT EXISTS documents_used ON documents(used)")
