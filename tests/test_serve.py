@@ -4,6 +4,7 @@ proxy; a session stays on its process (the sticky cookie), so it works end to en
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,11 @@ def opens(browser, url: str, marker: str) -> None:
     page = context.new_page()
     page.goto(url)
     page.get_by_test_id("stMain").get_by_text(marker, exact=False).first.wait_for(timeout=120_000)
-    assert page.get_by_role("textbox", name="Document", exact=True).input_value().startswith(marker)
+    box = page.get_by_role("textbox", name="Document", exact=True)
+    deadline = time.time() + 30
+    while not box.input_value().startswith(marker):
+        assert time.time() < deadline, f"{url}: the document box holds {box.input_value()[:40]!r}"
+        time.sleep(0.2)
     context.close()
 
 
