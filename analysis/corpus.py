@@ -39,12 +39,14 @@ CHUNK_DOCS = 1000  # documents per Ray dataset: bounds the driver's memory; each
 
 # ---------------------------------------------------------------- input
 
-def read_input(path: str | Path, done: set[str], limit: int | None = None) -> Iterator[dict]:
+def read_input(path: str | Path, done: set[str], limit: int | None = None,
+               seen: dict[str, int] | None = None) -> Iterator[dict]:
     """Documents of IN.jsonl not in ``done``, as {"id", "text", "reference"}; a line that is not
     a JSON object with a text comes out as {"id", "error"} and the run goes on. An id seen before
     becomes ``id#2``, ``id#3``, … (in line order, so a rerun names them the same): every
-    document is counted, and opened, as itself."""
-    seen: dict[str, int] = {}
+    document is counted, and opened, as itself. ``seen`` (if given) gets how many documents use
+    each id as written."""
+    seen = {} if seen is None else seen
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             if limit is not None and n > limit:
@@ -219,7 +221,8 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     out = Path(out)
     (out / "shards").mkdir(parents=True, exist_ok=True)
     done = done_ids(out)
-    total = sum(1 for _ in read_input(input_path, done, limit))  # one cheap pass: the progress total
+    ids: dict[str, int] = {}
+    total = sum(1 for _ in read_input(input_path, done, limit, ids))  # one cheap pass: the progress total, the ids
     t0, first, finished, peak_mb = time.perf_counter(), None, 0, 0.0
     address = address or os.environ.get("RAY_ADDRESS")
     if total:
@@ -246,7 +249,7 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
                 if progress:
                     progress(finished, total, finished / (time.perf_counter() - t0))
     elapsed = time.perf_counter() - t0
-    report = merge(out, input_path, k)
+    report = merge(out, input_path, k, {i: n for i, n in ids.items() if n > 1})
     report["run"] = {"documents_this_run": finished, "seconds": round(elapsed, 1),
                      "documents_per_s": round(finished / elapsed, 3) if finished else None,
                      "time_to_first_result_s": round(first, 1) if first else None,
@@ -255,23 +258,9 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     return report
 
 
-def duplicate_ids(path: str | Path) -> dict[str, int]:
-    """Ids that more than one line of IN.jsonl uses, and how many lines use each (read_input
-    renamed the later ones id#2, id#3, …)."""
-    counts: dict[str, int] = {}
-    with open(path, "rb") as f:
-        for raw in f:
-            try:
-                doc = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(doc, dict) and "id" in doc:
-                counts[str(doc["id"])] = counts.get(str(doc["id"]), 0) + 1
-    return {i: n for i, n in counts.items() if n > 1}
-
-
-def merge(out: Path, input_path: str, k: int) -> dict:
-    """Shards → summaries.jsonl, heads.parquet and the report's aggregates."""
+def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> dict:
+    """Shards → summaries.jsonl, heads.parquet and the report's aggregates (``duplicate_ids``: the
+    ids more than one document uses, which read_input renamed id#2, id#3, …)."""
     import pandas as pd
 
     lines = [line for p in sorted((out / "shards").glob("summaries-*.jsonl"))
@@ -281,7 +270,7 @@ def merge(out: Path, input_path: str, k: int) -> dict:
     ok = [d for d in docs if "error" not in d]
     report = {"input": str(Path(input_path).resolve()), "k": k, "documents": len(docs), "summarized": len(ok),
               "failures": [{"id": d["id"], "reason": d["error"]} for d in docs if "error" in d],
-              "duplicate_ids": duplicate_ids(input_path)}
+              "duplicate_ids": duplicate_ids}
     positions = [i for d in ok for i in d["selected"]]
     report["selected_position_histogram"] = np.bincount(positions, minlength=10).tolist() if positions else []
     report["lead_share"] = round(float(np.mean([d["selected"] == d["lead"] for d in ok])), 4) if ok else None

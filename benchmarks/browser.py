@@ -93,17 +93,17 @@ def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
     raise TimeoutError("the app did not become idle")
 
 
-def timed(page, bytes_: Bytes, action, title: str | None, timeout_s: float) -> tuple[float, int, float | None]:
-    """Seconds and websocket bytes from ``action()`` to a heatmap (titled ``title``) drawn, and
-    the seconds until the largest websocket frame (the chart's spec) arrived: the server's share.
-    ``bytes_.wire`` has the deflated bytes."""
+def timed(page, bytes_: Bytes, action, title: str | None, timeout_s: float) -> tuple[float, float | None]:
+    """Seconds from ``action()`` to a heatmap (titled ``title``) drawn, and the seconds until the
+    largest websocket frame (the chart's spec) arrived: the server's share. Meanwhile ``bytes_``
+    counts the websocket bytes (``n`` as received, ``wire`` deflated)."""
     bytes_.reset()
     t = time.perf_counter()
     action()
     page.wait_for_function(HEATMAP_DRAWN, arg=title, timeout=timeout_s * 1000, polling="raf")
     page.evaluate(PAINTED)
     done = time.perf_counter()
-    return done - t, bytes_.n, (bytes_.big_at - t) if bytes_.big_at and bytes_.big_at <= done else None
+    return done - t, (bytes_.big_at - t) if bytes_.big_at and bytes_.big_at <= done else None
 
 
 def open_app(browser, url: str, path: str = "", throttle: bool = False):
@@ -151,7 +151,7 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
 
     def step(name, action, title):
         cpu = cpu_seconds(pid)
-        s, _, srv = timed(page, counter, action, title, timeout_s)
+        s, srv = timed(page, counter, action, title, timeout_s)
         wait_idle(page)
         out.update({f"{name}_s": round(s, 3), f"{name}_chart_received_s": None if srv is None else round(srv, 3),
                     f"{name}_ws_bytes": counter.n, f"{name}_wire_bytes": counter.wire,

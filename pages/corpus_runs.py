@@ -8,6 +8,8 @@ import shutil
 import time
 from pathlib import Path
 
+from pages.store import cache_folder
+
 ROOT = Path(__file__).resolve().parents[1]
 MAX_DOCS = 200
 EXAMPLE = ROOT / "examples" / "corpus"  # a small run shipped with the app (examples/corpus/README.md)
@@ -17,8 +19,7 @@ EXAMPLE_NAME = "Example: 50 BBC News articles"
 def corpus_root() -> Path:
     """Where corpus runs live (env MICROSCOPE_CORPUS_ROOT, default ~/.cache/attention-microscope/corpus):
     the page opens runs under it and nothing else on the server."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get("MICROSCOPE_CORPUS_ROOT") or cache / "attention-microscope" / "corpus")
+    return Path(os.environ.get("MICROSCOPE_CORPUS_ROOT") or cache_folder() / "corpus")
 
 
 def run_dir(name: str) -> Path:

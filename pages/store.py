@@ -15,9 +15,14 @@ import time
 from pathlib import Path
 
 
+def cache_folder() -> Path:
+    """The app's folder in the user's cache ($XDG_CACHE_HOME, else ~/.cache): the default home of
+    the document store and of corpus runs."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-microscope"
+
+
 def default_path() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "attention-microscope" / "documents.sqlite3"
+    return cache_folder() / "documents.sqlite3"
 
 
 class DocumentStore:

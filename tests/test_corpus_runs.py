@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.corpus import duplicate_ids, read_input
+from analysis.corpus import read_input
 from pages import corpus_runs as C
 from test_app import ROOT, navigation_not_pages_dir  # noqa: F401
 
@@ -19,11 +19,12 @@ def test_duplicate_ids_are_made_unique_in_line_order_and_reported(tmp_path):
     rows = [{"id": "../../x", "text": "one"}, {"id": "../../x", "text": "two"}, {"id": "b", "text": "three"},
             {"id": "../../x", "text": "four"}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    docs = list(read_input(path, set()))
+    seen: dict[str, int] = {}
+    docs = list(read_input(path, set(), seen=seen))
     assert [d["id"] for d in docs] == ["../../x", "../../x#2", "b", "../../x#3"]
     assert [d["text"] for d in docs] == ["one", "two", "three", "four"]  # each opens as itself
     assert [d["id"] for d in read_input(path, {"../../x", "../../x#2"})] == ["b", "../../x#3"]  # a rerun: the same names
-    assert duplicate_ids(path) == {"../../x": 3}
+    assert {i: n for i, n in seen.items() if n > 1} == {"../../x": 3}  # what run() reports as duplicate_ids
 
 
 @pytest.mark.parametrize("data, message", [(b"", "The file is empty"), (b"\n \n\t\n", "only blank lines"),

@@ -132,7 +132,7 @@ def markdown_text(text: str) -> str:
     every Markdown, LaTeX and colour-directive character backslash-escaped (CommonMark escapes any
     ASCII punctuation), and an invisible word joiner inside "://", "www." and "@", which Streamlit
     would otherwise turn into live links even when escaped."""
-    text = _AUTOLINK.sub(lambda m: m[0][0] + JOINER + m[0][1:] if len(m[0]) > 1 else m[0] + JOINER, str(text))
+    text = _AUTOLINK.sub(lambda m: m[0][:1] + JOINER + m[0][1:], str(text))
     return _MARKDOWN.sub(r"\\\1", text)
 
 
