@@ -4,8 +4,9 @@
 
 Builds ``viz.attention.token_heatmap`` (the BERT attention page's default view) for heads 1–6
 of layer 1 on a ~512-token document, plus variants of it, and times in headless Chromium a
-``Plotly.newPlot`` of head 1 (a first chart) and ``Plotly.react`` to heads 2–6 (a head switch
-without remounting), each until two animation frames have passed. plotly.js is the one bundled
+``Plotly.newPlot`` of head 1 (a first chart), ``Plotly.react`` to heads 2–6 (a new figure
+without remounting) and the figure's own head buttons (``Plotly.update``: a head switch in the
+browser), each until two animation frames have passed. plotly.js is the one bundled
 with the plotly Python package (Streamlit bundles its own build of the same major version).
 """
 from __future__ import annotations
@@ -33,6 +34,18 @@ TIME = """async (figs) => {
   return out; }"""
 
 
+BUTTONS = """async (fig) => {
+  const gd = document.getElementById('gd'); Plotly.purge(gd);
+  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await Plotly.newPlot(gd, fig.data, fig.layout); await frames();
+  const out = [], buttons = fig.layout.updatemenus[0].buttons;
+  for (const k of [2, 3, 1, 4, 5, 0, 6]) {   // what the figure's head buttons do: Plotly.update
+    const t = performance.now(); await Plotly.update(gd, ...buttons[k].args); await frames();
+    out.push(performance.now() - t);
+  }
+  return out; }"""
+
+
 def variant(fig, name: str):
     if name in ("nticks_20", "nticks_20_fixed_margins"):
         fig.update_xaxes(nticks=20)
@@ -46,6 +59,10 @@ def variant(fig, name: str):
         fig.update_yaxes(showticklabels=False)
     if name == "no_sentence_lines":
         fig.update_layout(shapes=[])
+    if name == "categoryarray":  # the category order given explicitly (the first light-views version)
+        labels = list(fig.data[0].x)
+        fig.update_xaxes(categoryorder="array", categoryarray=labels)
+        fig.update_yaxes(categoryorder="array", categoryarray=labels)
     return json.loads(pio.to_json(fig, validate=False))
 
 
@@ -66,7 +83,7 @@ def main(argv=None) -> dict:
     trace = s.trace(document(s, args.tokens))
     T = len(trace.tokens)
     sents = sorted({int(i) for i in trace.token_sentence})
-    names = ["as_is", "no_sentence_lines", "nticks_20", "nticks_20_fixed_margins", "no_tick_labels"]
+    names = ["as_is", "no_sentence_lines", "nticks_20", "nticks_20_fixed_margins", "no_tick_labels", "categoryarray"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         (Path(tmp) / "plotly.js").write_text(get_plotlyjs())
@@ -80,21 +97,23 @@ def main(argv=None) -> dict:
             for name in names:
                 figs = [variant(A.token_heatmap(trace, 0, h, sentence_range=(sents[0], sents[-1])), name)
                         for h in range(6)]
-                new, react = [], []
+                new, react, button = [], [], []
                 for _ in range(args.reps):
                     ms = page.evaluate(TIME, figs)
                     new.append(ms[0])
                     react += ms[1:]
+                    button += page.evaluate(BUTTONS, figs[0])
                 rows.append({"variant": name, "newPlot_ms": round(statistics.median(new), 1),
-                             "react_ms": round(statistics.median(react), 1)})
+                             "react_ms": round(statistics.median(react), 1),
+                             "button_ms": round(statistics.median(button), 1)})
                 print(rows[-1], flush=True)
         finally:
             browser.close()
     result = {"tokens": T, "reps": args.reps, "rows": rows}
     print(f"\n{T}-token one-head heatmap, plain page, median of {args.reps} reps")
-    print(f"{'variant':26} {'newPlot ms':>10} {'react ms':>9}")
+    print(f"{'variant':26} {'newPlot ms':>10} {'react ms':>9} {'button ms':>9}")
     for r in rows:
-        print(f"{r['variant']:26} {r['newPlot_ms']:>10} {r['react_ms']:>9}")
+        print(f"{r['variant']:26} {r['newPlot_ms']:>10} {r['react_ms']:>9} {r['button_ms']:>9}")
     write_json("plotly_ab", result, args.json)
     return result
 

@@ -177,6 +177,8 @@ def main(argv=None) -> dict:
     p.add_argument("--processes", type=int, default=1, help="app processes (> 1: behind nginx)")
     p.add_argument("--url", default=None, help="an app or proxy already running (no server measurements)")
     p.add_argument("--throttle", action="store_true", help="20 Mbit/s down, 5 up, 40 ms latency per student")
+    p.add_argument("--server-env", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="extra environment for the app processes (A/B of a setting)")
     p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     p.add_argument("--timeout", type=float, default=300, help="seconds one step may take")
     p.add_argument("--json", type=Path)
@@ -187,7 +189,8 @@ def main(argv=None) -> dict:
         from scripts.serve import Cluster
 
         logs = Path(tempfile.mkdtemp(prefix="microscope_workshop_"))
-        with Cluster(args.processes, logs, env={"MICROSCOPE_STORE": str(logs / "documents.sqlite3")}) as cluster:
+        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
+        with Cluster(args.processes, logs, env=env) as cluster:
             result = rehearse(cluster.url + "/", args.students, args.own, args.data, args.timeout, args.throttle,
                               cluster.pids(), [s.url + "/" for s in cluster.servers])
     report(result)
