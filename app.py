@@ -21,8 +21,9 @@ import torch  # noqa: E402
 
 from pages import link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
-from pages.common import (current_trace, document_store, example_text, examples, get_model, load_upload,  # noqa: E402
-                          preload_plotly, result_caption, run_trace, start_session, unexpected, weights_choices)
+from pages.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
+                          examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
+                          start_session, unexpected, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -56,14 +57,21 @@ with st.sidebar:
     block = st.checkbox("Trigram blocking", value=True, key="block_trigram",
                         help="Skip a sentence sharing a trigram with one already chosen (BertSum).")
     with st.expander("Model"):
-        weights = st.selectbox("Weights", weights_choices(), key="weights",
-                               help="The trained sentence scorer (and fine-tuned BERT layers) shipped in "
-                                    "model/weights, or an untrained scorer on the plain backbone.")
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-        device = st.selectbox("Device", devices, key="device")
-        model = get_model(weights, device)
-        st.caption(f"Backbone **{model.backbone}** · weights **{model.weights}** · sentence vectors **"
-                   f"{model.model.pooling}** · device **{model.device}**")
+        choices = weights_choices()
+        weights = st.selectbox("Model", choices, key="weights", index=choices.index(default_model()),
+                               help="Models this server was started with (`--model`, `--models`), the sentence "
+                                    "scorer shipped in model/weights, or an untrained scorer on the plain backbone.")
+        devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        device = st.selectbox("Device", devices, key="device", index=int(len(devices) > 1),
+                              help="A GPU when this server has one.")
+        try:
+            st.caption(model_caption(get_model(weights, device)))
+        except ValueError as e:
+            st.error(markdown_text(str(e)))
+        failed = {n: why for n, why in configured_models().items() if isinstance(why, str) and n != weights}
+        if failed:
+            st.caption("Not available: " + "; ".join(f"**{markdown_text(n)}**: {markdown_text(why)}"
+                                                    for n, why in failed.items()))
     clicked = st.button("Summarize", type="primary", width="stretch")
     st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync,
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "

@@ -13,6 +13,19 @@ COMMANDS = {"explain": "why these sentences: statuses, position vs content, word
             "corpus": "summaries and head statistics over a JSONL corpus, on Ray"}
 
 
+def load_model(args):
+    """The Summarizer the arguments name: ``--model NAME=DIR[,CKPT]``, or ``--backbone``/``--checkpoint``."""
+    from model.load import parse_model_spec
+    from model.summarizer import Summarizer
+
+    if args.model:
+        spec = parse_model_spec(args.model)
+        if spec.problem():
+            raise ValueError(spec.problem())
+        return Summarizer.load(spec.backbone, spec.checkpoint, device=args.device)
+    return Summarizer.load(args.backbone, args.checkpoint, device=args.device)
+
+
 def main(argv: list[str] | None = None) -> int:
     from model.__main__ import parse_heads, read_text  # noqa: F401  (read_text: used by the commands)
 
@@ -27,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         c.add_argument("--k", type=int, default=3, help="sentences in the summary (default 3)")
         c.add_argument("--no-trigram-block", dest="block", action="store_false")
         c.add_argument("--checkpoint", help="BertSumExt weights (default: the shipped ones)")
+        c.add_argument("--backbone", help="Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2)")
+        c.add_argument("--model", metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
+                       help="a backbone and checkpoint as the app's --model names them (instead of the two above)")
         c.add_argument("--device", choices=["cpu", "cuda"])
         modules[name].add_arguments(c)
     args = p.parse_args(argv)
@@ -34,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
     module = modules[args.command]
     try:
-        model = Summarizer.load(checkpoint=args.checkpoint, device=args.device) if getattr(module, "NEEDS_MODEL", True) else None
+        model = load_model(args) if getattr(module, "NEEDS_MODEL", True) else None
         result = module.cli(args, model)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

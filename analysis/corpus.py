@@ -138,13 +138,14 @@ def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, impor
 class Worker:
     """Ray Data's stateful callable: the model loads once per actor; each call gets one unit."""
 
-    def __init__(self, checkpoint: str | None, k: int, block: bool, stats: bool, importance: bool):
+    def __init__(self, backbone: str | None, checkpoint: str | None, k: int, block: bool, stats: bool,
+                 importance: bool):
         import torch
 
         from model.summarizer import Summarizer
 
         torch.set_num_threads(1)  # one core per actor: actors, not threads, use the machine
-        self.summarizer = Summarizer.load(checkpoint=checkpoint, device="cpu")
+        self.summarizer = Summarizer.load(backbone, checkpoint, device="cpu")
         self.args = (k, block, stats, importance)
 
     def __call__(self, batch: dict) -> dict:
@@ -213,7 +214,7 @@ def next_shard(out: Path) -> int:
 def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats: bool = False,
         importance: str | None = None, address: str | None = None, limit: int | None = None,
         workers: int | None = None, unit_tokens: int = 2000, checkpoint: str | None = None,
-        progress=None) -> dict:
+        progress=None, backbone: str | None = None) -> dict:
     """Summarize (and measure heads over) a JSONL corpus with Ray Data; returns the report.
     ``progress(done, total, docs_per_s)`` is called as results arrive (the app's progress bar)."""
     import ray
@@ -237,7 +238,7 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
         for chunk in chunks(units(read_input(input_path, done, limit), unit_tokens), CHUNK_DOCS):
             ds = ray.data.from_items([{"unit": json.dumps(u, ensure_ascii=False)} for u in chunk],
                                      override_num_blocks=len(chunk))
-            ds = ds.map_batches(Worker, fn_constructor_args=(checkpoint, k, block, stats, importance == "gradient"),
+            ds = ds.map_batches(Worker, fn_constructor_args=(backbone, checkpoint, k, block, stats, importance == "gradient"),
                                 batch_size=1, concurrency=workers, num_cpus=1)
             for row in ds.iter_rows():
                 summaries, heads = json.loads(row["summaries"]), json.loads(row["heads"])
@@ -340,7 +341,15 @@ def cli(args, summarizer=None) -> dict:
         bar.update(done - bar.n)
         bar.set_postfix(docs_per_s=f"{rate:.2f}")
 
+    backbone, checkpoint = args.backbone, args.checkpoint
+    if args.model:  # NAME=DIR[,CKPT], as the app names models
+        from model.load import parse_model_spec
+
+        spec = parse_model_spec(args.model)
+        if spec.problem():
+            raise ValueError(spec.problem())
+        backbone, checkpoint = str(spec.backbone), spec.checkpoint and str(spec.checkpoint)
     report = run(args.file, args.out, args.k, args.block, args.stats, args.importance, args.address, args.limit,
-                 args.workers, args.unit_tokens, args.checkpoint, progress)
+                 args.workers, args.unit_tokens, checkpoint, progress, backbone)
     bar.close()
     return {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from model.bert import extended_mask
+from model.load import EMBEDDED_BACKBONE
 from model.summarizer import Encoded, Summarizer, best_part, pool_sentences
 
 PARTS = ("bert", "inter")
@@ -350,6 +351,8 @@ def cli(args, summarizer: Summarizer) -> dict:
 
     if args.k < 1 or (args.batch is not None and args.batch < 1) or args.window < 1:
         raise ValueError("--k, --batch and --window start at 1")
-    other = Summarizer.load(untrained=True, device=args.device) if getattr(args, "compare_backbone", False) else None
+    backbone = None if summarizer.backbone == EMBEDDED_BACKBONE else summarizer.backbone
+    other = (Summarizer.load(backbone, untrained=True, device=args.device)
+             if getattr(args, "compare_backbone", False) else None)
     return heads_report(summarizer, read_text(args.file), args.k, args.block, window=args.window - 1,
                         ablation=args.ablation, batch=args.batch, compare_with=other)

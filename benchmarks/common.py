@@ -152,16 +152,19 @@ def median(xs: list[float], nd: int = 3) -> float | None:
 
 
 class Server:
-    """``streamlit run app.py`` on a free port in its own process group; stopped on exit."""
+    """``streamlit run app.py [-- app_args]`` on a free port in its own process group; stopped on exit."""
 
-    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None, port: int | None = None):
+    def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None, port: int | None = None,
+                 app_args: tuple[str, ...] = ()):
         self.port, self.log, self.timeout_s, self.env = port or free_port(), log, timeout_s, env or {}
+        self.app_args = tuple(app_args)
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
         cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
                "--server.port", str(self.port), "--server.headless", "true",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        cmd += ["--", *self.app_args] if self.app_args else []
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                      start_new_session=True, env={**os.environ, **self.env})
         try:

@@ -81,11 +81,21 @@ def read_state_dict(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str
         obj = torch.load(path, map_location="cpu", weights_only=False, pickle_module=RESTRICTED_PICKLE)
     except Exception as e:
         raise ValueError(f"{path}: not a loadable PyTorch checkpoint ({type(e).__name__}: {first_line(e)})") from e
+    meta = {}
     if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
+        meta = presumm_meta(obj.get("opt"))
         obj = obj["model"]
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
         raise ValueError(f"{path}: expected a state dict of tensors")
-    return obj, {}
+    return obj, meta
+
+
+def presumm_meta(opt) -> dict[str, str]:
+    """What PreSumm's training options (``opt``, an ``argparse.Namespace``) say about the model,
+    under our metadata names: the sentence encoder's heads and the tokens it was trained on
+    (``max_pos``: 512, or 800 for its longer variants)."""
+    names = {"ext_heads": "inter_heads", "max_pos": "trained_tokens", "encoder": "encoder"}
+    return {ours: str(getattr(opt, theirs)) for theirs, ours in names.items() if hasattr(opt, theirs)}
 
 
 class Unloaded:
@@ -102,9 +112,10 @@ class Unloaded:
 
 
 class RestrictedUnpickler(pickle.Unpickler):
-    """Only tensors, ordered dicts and sizes are rebuilt; every other global is ``Unloaded``."""
+    """Only tensors, ordered dicts, sizes and PreSumm's options (an attribute bag) are rebuilt;
+    every other global is ``Unloaded``."""
 
-    ALLOWED = {("collections", "OrderedDict"), ("torch._utils", "_rebuild_tensor_v2"),
+    ALLOWED = {("collections", "OrderedDict"), ("argparse", "Namespace"), ("torch._utils", "_rebuild_tensor_v2"),
                ("torch._utils", "_rebuild_tensor"), ("torch._utils", "_rebuild_parameter"), ("torch", "Size")}
 
     def find_class(self, module: str, name: str):
@@ -210,3 +221,58 @@ def merge_checkpoint(directory: Path, checkpoint: str | Path | None) -> Summariz
     if "embeddings.position_embeddings.weight" in bert_sd:
         cfg = replace(cfg, max_position_embeddings=bert_sd["embeddings.position_embeddings.weight"].shape[0])
     return SummarizerWeights(cfg, bert_sd, head_sd, meta)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model named when the app or a command starts: a backbone directory and optionally a
+    checkpoint (None: the backbone with an untrained sentence scorer)."""
+
+    name: str
+    backbone: Path
+    checkpoint: Path | None = None
+
+    def problem(self) -> str | None:
+        """Why this model cannot load, checked without reading any weights (None: it may)."""
+        if not (self.backbone / "config.json").is_file() or not (self.backbone / "vocab.txt").is_file():
+            return f"{self.backbone}: not a BERT directory (config.json and vocab.txt expected)"
+        try:
+            backbone_weights_file(self.backbone)
+        except FileNotFoundError as e:
+            return str(e)
+        if self.checkpoint is not None and not self.checkpoint.is_file():
+            return f"{self.checkpoint}: no such checkpoint file"
+        return None
+
+
+def parse_model_spec(spec: str, base: Path | None = None) -> ModelSpec:
+    """``NAME=BACKBONE_DIR[,CHECKPOINT]`` → ModelSpec (relative paths from ``base``)."""
+    name, eq, paths = spec.partition("=")
+    backbone, _, checkpoint = (x.strip() for x in paths.partition(","))
+    if not eq or not name.strip() or not backbone:
+        raise ValueError(f"{spec!r}: expected NAME=BACKBONE_DIR or NAME=BACKBONE_DIR,CHECKPOINT")
+    path = lambda x: (base or Path()) / Path(x).expanduser()  # noqa: E731  an absolute x wins
+    return ModelSpec(name.strip(), path(backbone), path(checkpoint) if checkpoint else None)
+
+
+def read_model_specs(toml_file: str | Path) -> list[ModelSpec]:
+    """A deployment's models from a TOML file, paths relative to the file::
+
+        [models.presumm]
+        backbone = "bert-base-uncased"
+        checkpoint = "bertext_cnndm_transformer.pt"   # optional
+    """
+    import tomllib
+
+    toml_file = Path(toml_file)
+    try:
+        models = tomllib.loads(toml_file.read_text(encoding="utf-8")).get("models", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{toml_file}: {first_line(e)}") from e
+    out = []
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("backbone"), str):
+            raise ValueError(f"{toml_file}: [models.{name}] needs backbone = \"DIRECTORY\"")
+        ckpt = entry.get("checkpoint")
+        out.append(parse_model_spec(f"{name}={entry['backbone']}" + (f",{ckpt}" if ckpt else ""), toml_file.parent))
+    return out

@@ -155,7 +155,7 @@ class Summarizer:
 
     def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
                  weights: str, backbone: str, min_words: int = 5, max_windows: int | None = None,
-                 max_chars: int = MAX_CHARS):
+                 max_chars: int = MAX_CHARS, trained_tokens: int | None = None):
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
@@ -165,6 +165,9 @@ class Summarizer:
         self.max_tokens = model.bert.config.max_position_embeddings
         self.max_windows = max_windows  # None: whole documents, window by window; 1: BertSum's single input
         self.max_chars = max_chars  # input size limit
+        # the input length the scorer was trained on (BertSum: each document's first 512 tokens):
+        # sentences past it sit at sentence positions training never saw
+        self.trained_tokens = trained_tokens or self.max_tokens
 
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
@@ -193,7 +196,12 @@ class Summarizer:
         name = load.EMBEDDED_BACKBONE if backbone is None else str(directory)
         model = BertSumExt(bert, ext, w.meta.get("sentence_pooling", "cls"), float(w.meta.get("sentence_scale", 1)))
         return cls(model, load_tokenizer(directory), dev, "trained" if w.head else "untrained", name,
-                   max_chars=max_chars)
+                   max_chars=max_chars, trained_tokens=int(w.meta.get("trained_tokens", 0)) or None)
+
+    def size(self) -> tuple[int, int, int]:
+        """BERT layers, heads per layer, and parameters of the whole model."""
+        cfg = self.model.bert.config
+        return cfg.num_hidden_layers, cfg.num_attention_heads, sum(p.numel() for p in self.model.parameters())
 
     def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
         """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's
@@ -284,9 +292,12 @@ class Summarizer:
     def summary(self, enc: Encoded, part_scores, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
         """The ``Summary`` of part scores [S] (a tensor or a list)."""
         scores = sentence_scores(enc.input_sentences, len(enc.sentences), [float(s) for s in part_scores])
+        seen = min(self.trained_tokens, enc.window(0)[1])  # tokens of the input as the scorer was trained
+        past = sorted({i for i, c in zip(enc.input_sentences, enc.cls_positions) if c >= seen}
+                      if self.weights == "trained" else ())
         return Summary(enc.sentences, enc.spans, scores, select(scores, enc.sentences, k, block_trigram),
                        enc.too_short, enc.truncated, enc.tokens_cut, str(self.device), self.weights,
-                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)))
+                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)), tuple(past))
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:

@@ -22,6 +22,7 @@ class Summary:
     backbone: str
     pooling: str = "cls"                # sentence vector: "cls" (BertSum) or "mean" of its tokens
     masked_heads: tuple[tuple[str, int, int], ...] = ()  # ("bert" | "inter", layer, head), 0-based: switched off
+    past_training: tuple[int, ...] = ()  # sentences past the input length the scorer was trained on
 
     @property
     def summary(self) -> str:
@@ -40,6 +41,7 @@ class Summary:
             "head": self.weights,  # the old name of "weights", kept for existing readers
             "backbone": self.backbone,
             "pooling": self.pooling,
+            "past_training": list(self.past_training),
             "masked_heads": {part: [[l, h] for p, l, h in self.masked_heads if p == part] for part in ("bert", "inter")},
         }
 

@@ -82,24 +82,122 @@ def load_upload():
             state.set_error(str(e))
 
 
-def weights_choices() -> list[str]:
+def shipped_weights() -> list[str]:
     """Weights files shipped in model/weights (by file name), then the untrained scorer."""
     from model.load import WEIGHTS_DIR
 
     return sorted(p.name for p in WEIGHTS_DIR.glob("*") if p.suffix in (".safetensors", ".pt")) + [UNTRAINED]
 
 
-@st.cache_resource(show_spinner="Loading the model…", max_entries=2)
+def configured_models(argv: tuple[str, ...] | None = None) -> dict:
+    """The models named when the server started, ``streamlit run app.py -- --model
+    NAME=BACKBONE_DIR[,CHECKPOINT] --models FILE.toml`` (model.load.ModelSpec): name → its spec,
+    or → the one-line reason it cannot load (a bad argument, a missing file, a failed load)."""
+    import sys
+
+    failed = load_failures()
+    return {name: failed.get(name, spec) for name, spec in _configured(tuple(sys.argv[1:]) if argv is None else argv).items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _configured(argv: tuple[str, ...]) -> dict:
+    import argparse
+    from dataclasses import replace
+
+    from model.load import parse_model_spec, read_model_specs
+
+    ap = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    ap.add_argument("--model", action="append", default=[])
+    ap.add_argument("--models", action="append", default=[])
+    args, _ = ap.parse_known_args(argv)
+    out = {}
+    specs = []
+    for spec in args.model:
+        try:
+            specs.append(parse_model_spec(spec))
+        except ValueError as e:
+            out[spec] = str(e)
+    for f in args.models:
+        try:
+            specs += read_model_specs(f)
+        except ValueError as e:
+            out[Path(f).name] = str(e)
+    for m in specs:
+        out[m.name] = m.problem() or m
+        if m.checkpoint and not m.problem():  # its plain backbone, for "what fine-tuning changed" and A/B
+            plain = f"{m.name}{PLAIN}"
+            out[plain] = replace(m, name=plain, checkpoint=None)
+    for name in set(out) & set(shipped_weights()):
+        out[name] = f"the name {name!r} is taken by a shipped model: pick another"
+    return out
+
+
+PLAIN = " (untrained scorer)"  # a configured model's plain backbone: "NAME (untrained scorer)"
+
+
+def backbone_name(weights: str) -> str:
+    """The picker's name of the plain backbone (an untrained scorer) under the model ``weights``."""
+    return f"{weights}{PLAIN}" if f"{weights}{PLAIN}" in configured_models() else UNTRAINED
+
+
+@st.cache_resource(show_spinner=False)
+def load_failures() -> dict[str, str]:
+    """Models of this server that failed to load: name → reason (not retried)."""
+    return {}
+
+
+def weights_choices() -> list[str]:
+    """The model picker's names: the models configured at start first, then the shipped ones."""
+    return list(configured_models()) + shipped_weights()
+
+
+def model_arguments(weights: str) -> list[str]:
+    """The command-line arguments of ``python -m analysis …`` that load the model named ``weights``
+    (none: the shipped weights)."""
+    from model.load import WEIGHTS_DIR, ModelSpec
+
+    spec = configured_models().get(weights)
+    if isinstance(spec, ModelSpec):
+        return ["--model", f"{weights}={spec.backbone}" + (f",{spec.checkpoint}" if spec.checkpoint else "")]
+    return ["--checkpoint", str(WEIGHTS_DIR / weights)] if weights in shipped_weights()[:-1] else []
+
+
+def default_model() -> str:
+    """The first model that may load: a configured one if any, else the shipped weights."""
+    return next(n for n in weights_choices() if not isinstance(configured_models().get(n), str))
+
+
+def model_caption(model) -> str:
+    """Backbone, size, weights and device of a loaded Summarizer, as sidebar Markdown."""
+    from viz.common import markdown_text
+
+    layers, heads, params = model.size()
+    return (f"Backbone **{markdown_text(Path(model.backbone).name)}** · {layers} layers × {heads} heads · "
+            f"{params / 1e6:,.0f} M parameters · scorer **{model.weights}** · sentence vectors "
+            f"**{model.model.pooling}** · device **{model.device}**")
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def get_model(weights: str, device: str):
-    """Loaded once per (weights, device) for the whole server process."""
-    from model.load import WEIGHTS_DIR
+    """Loaded once per (weights, device) for the whole server process; a model that fails raises
+    ValueError with its one-line reason, also kept in load_failures()."""
+    from model.load import WEIGHTS_DIR, first_line
     from model.summarizer import Summarizer
 
     max_chars = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
-    if weights == UNTRAINED:
-        model = Summarizer.load(device=device, untrained=True, max_chars=max_chars)
-    else:
-        model = Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
+    spec = configured_models().get(weights)
+    if isinstance(spec, str):
+        raise ValueError(f"Model {weights} cannot be used: {spec}")
+    try:
+        if spec is not None:
+            model = Summarizer.load(spec.backbone, spec.checkpoint, device=device, max_chars=max_chars)
+        elif weights == UNTRAINED:
+            model = Summarizer.load(device=device, untrained=True, max_chars=max_chars)
+        else:
+            model = Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
+    except (OSError, ValueError, RuntimeError) as e:  # a bad file: one line, and the other models still work
+        load_failures()[weights] = first_line(e)
+        raise ValueError(f"Model {weights} cannot be used: {first_line(e)}") from e
     # Streamlit runs a full garbage collection after every script run (runner.postScriptGC); it
     # walked every object of the model, tokenizer and libraries each time, ~80% of the server's
     # CPU per student (benchmarks/README.md). What exists now lives as long as the server: moved
@@ -184,6 +282,30 @@ def current_trace():
     if params is None:
         return None
     return run_trace(**params, window=state.window())
+
+
+def side_by_side(key: str):
+    """A "Side by side with" model picker; returns (name, its Trace of the current document and
+    settings on the same BERT window if it has one) or None. A model that fails is one line."""
+    params = state.params()
+    others = [n for n in weights_choices() if n != params["weights"] and not isinstance(configured_models().get(n), str)]
+    other = st.selectbox("Side by side with", [None] + others, key=state.keep(key),
+                         format_func=lambda n: "— no second model —" if n is None else n,
+                         help="The same document and settings through a second model: summaries, scores and head "
+                              "statistics next to each other (e.g. ours vs PreSumm, trained vs untrained).")
+    if other is None:
+        return None
+    try:
+        with st.spinner(f"Running {other}…"):
+            try:
+                return other, run_trace(**(params | {"weights": other}), window=state.window())
+            except ValueError:  # it reads the document in fewer windows
+                return other, run_trace(**(params | {"weights": other}))
+    except ValueError as e:
+        from viz.common import markdown_text
+
+        st.error(markdown_text(str(e)))
+        return None
 
 
 def window_caption(trace) -> str:

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import state
-from pages.common import ROOT, plot, start_session
+from pages.common import ROOT, default_model, model_arguments, plot, start_session
 from pages.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram
@@ -60,7 +60,7 @@ def run_small(lines: list[str]) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         (out / "input.jsonl").write_text(text, encoding="utf-8")
         cmd = [sys.executable, "-m", "analysis", "corpus", str(out / "input.jsonl"), "--out", str(out), "--stats",
-               "--workers", "1"]
+               "--workers", "1", *model_arguments(st.session_state.get("weights") or default_model())]
         log = out / "run.log"  # a file, not a pipe: a long run's progress output would fill a pipe and block it
         with open(log, "w") as err:
             proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,

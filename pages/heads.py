@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,8 +13,8 @@ import streamlit as st
 
 from analysis import heads as AH
 from pages import state
-from pages.common import (COLORSCALES, UNTRAINED, get_model, head_map, model_slots, need_trace, plot, run_trace,
-                          window_caption)
+from pages.common import (COLORSCALES, backbone_name, get_model, head_map, model_slots, need_trace, plot, run_trace,
+                          side_by_side, window_caption)
 from pages.export import frame_csv
 from pages.state import keep
 from viz import heads as VH
@@ -159,6 +160,18 @@ if view == "Statistics":
     with right:
         plot(VH.head_map(stats["inter"][iname], f"Sentence encoder: {AH.INTER_STATS[iname]}", part="Sentence encoder",
                          name=iname, colorscale=colorscale), key="heads_inter_stat_map")
+    pair = side_by_side("heads_other")
+    if pair is not None:  # the same statistics of a second model on this document
+        other, b = pair
+        b_stats = heads_cache().get(result_key("stats_other", other, b.window), lambda: {
+            "bert": AH.bert_stats(b), "inter": AH.inter_stats(b)})
+        left, right = st.columns([b_stats["bert"][name].shape[1], max(b_stats["inter"][iname].shape[1], 6)])
+        with left:
+            plot(VH.head_map(b_stats["bert"][name], f"{other}, BERT: {AH.BERT_STATS[name]}", name=name,
+                             colorscale=colorscale), key="heads_other_stat_map")
+        with right:
+            plot(VH.head_map(b_stats["inter"][iname], f"{other}, sentence encoder: {AH.INTER_STATS[iname]}",
+                             part="Sentence encoder", name=iname, colorscale=colorscale), key="heads_other_inter_map")
     st.caption("Sort the table by a column (click its header). Importance: how much the selected sentences' "
                "scores depend on the head (see the Importance view).")
     for tab, part in zip(st.tabs(["BERT heads", "Sentence-encoder heads"]), AH.PARTS):
@@ -246,16 +259,17 @@ elif view == "Switch heads off":
              key="heads_scores")
 
 else:  # what fine-tuning changed
-    st.markdown("Training fine-tuned the top BERT layers and trained the sentence scorer; the layers below are "
-                "the unmodified all-MiniLM-L6-v2 (the caption under the table names the layers that differ). "
-                "Each statistic with these weights beside the same statistic of the plain backbone, on this document.")
+    st.markdown("Training fine-tuned BERT (the shipped weights: its top layers; PreSumm: all of them) and trained the "
+                "sentence scorer. Each statistic with these weights beside the same statistic of the plain backbone "
+                f"({Path(trace.summary.backbone).name}) on this document; the caption under the table names the "
+                "layers that differ.")
     if untrained:
-        st.info("The current weights are the unmodified backbone: pick the shipped weights under **Model** to compare.")
+        st.info("The current weights are the unmodified backbone: pick trained weights under **Model** to compare.")
     else:
         st.caption("Only statistics are compared: the backbone's sentence scorer is random, so how much its heads "
                    "matter to its scores says nothing about summarization.")
         with st.spinner("Running the unmodified backbone…"):
-            other = run_trace(text, k, block, UNTRAINED, params["device"], window=trace.window)
+            other = run_trace(text, k, block, backbone_name(params["weights"]), params["device"], window=trace.window)
         backbone = cached("stats_backbone", lambda: AH.bert_stats(other), trace.window, model_run=False)
         c = st.columns(2)
         name = c[0].selectbox("Statistic", list(AH.BERT_STATS), format_func=AH.BERT_STATS.get, key=keep("heads_ft_stat"))

@@ -1,13 +1,17 @@
 """Page 1: the extracted summary next to the source document, every sentence with its score and
 why it is (not) in the summary (analysis.explain.selection)."""
 import html
+from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from analysis.explain import selection
 from pages import state
-from pages.common import examples, need_trace, plot, result_caption, shared_figure
+from pages.common import examples, get_model, need_trace, plot, result_caption, shared_figure, side_by_side
 from pages.export import download_row
+from viz.common import preview
+from viz.heads import score_comparison
 from viz.summary import document_html, legend_html, score_bars
 
 trace = need_trace()
@@ -16,6 +20,24 @@ params = state.params()
 statuses = selection(s, params["k"], params["block_trigram"])
 
 st.title("Summary")
+pair = side_by_side("summary_other")
+if pair is not None:  # two models on one document: their summaries and every sentence's scores
+    other, b = pair
+    cols = st.columns(2, gap="large")
+    for col, name, summary in ((cols[0], params["weights"], s), (cols[1], other, b.summary)):
+        with col:
+            st.subheader(name, anchor=False)
+            st.caption(f"{summary.weights} scorer · {Path(summary.backbone).name}")
+            st.html("".join(f"<p>{'' if i in (s if summary is b.summary else b.summary).selected else '<mark>only here</mark> '}"
+                            f"<b>{i + 1}.</b> {html.escape(summary.sentences[i])}</p>" for i in summary.selected))
+    both = [i for i, (x, y) in enumerate(zip(s.scores, b.summary.scores)) if x is not None and y is not None]
+    labels = np.array([f"{i + 1}{' ★' if i in s.selected else ''}: {preview(s.sentences[i], 40)}" for i in both], dtype=object)
+    plot(shared_figure(trace, ("side_by_side", other), lambda: score_comparison(
+        labels, np.array([s.scores[i] for i in both], dtype=np.float32),
+        np.array([b.summary.scores[i] for i in both], dtype=np.float32),
+        title=f"Sentence scores of both models (★ = selected by {params['weights']})", names=(params["weights"], other))),
+        key="summary_side_by_side")
+    st.divider()
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.subheader(f"{len(s.selected)} of {len(s.sentences)} sentence{'s' if len(s.sentences) != 1 else ''}")
@@ -28,6 +50,10 @@ with left:
     if s.truncated:
         notes.append(f"{len(s.truncated)} sentences ({s.tokens_cut} tokens) past BERT's 512-token limit "
                      "were cut (struck through)")
+    if s.past_training:
+        notes.append(f"{len(s.past_training)} sentences (⁺) lie past the first {get_model(params['weights'], params['device']).trained_tokens} tokens the scorer was "
+                     "trained on: their sentence positions were never seen in training, so position's share of their "
+                     "score is an extrapolation (see Why this summary)")
     blocked = sum(x.status == "trigram-blocked" for x in statuses)
     if blocked:
         notes.append(f"{blocked} sentence{'s' if blocked > 1 else ''} scored high enough but skipped by trigram "

@@ -74,8 +74,7 @@ params = state.params()
 st.title("Why this summary", help=HELP)
 ex = explanation(params, trace, None)  # statuses, position scores and the selected sentences' words
 n = len(ex["sentences"])
-# BertSum trains on each document's first 512-token window: positions past it were never seen
-unseen = frozenset(int(j) for j in trace.input_sentences[trace.windows[1][0]:]) if len(trace.windows) > 1 else frozenset()
+unseen = frozenset(trace.summary.past_training)  # past the input the scorer was trained on (model/summarizer.py)
 scored = [i for i in range(n) if ex["scores"][i] is not None]
 
 # ---------------------------------------------------------------- position vs content

@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import Server, free_port, wait_healthy  # noqa: E402
+from model.load import parse_model_spec  # noqa: E402
 
 NGINX_CONF = """\
 {user}worker_processes 1;
@@ -106,16 +107,17 @@ class Cluster:
     and no ``upstreams``: the one process, no proxy)."""
 
     def __init__(self, processes: int, log_dir: Path, port: int | None = None, listen: str = "127.0.0.1",
-                 upstreams: tuple[str, ...] = (), env: dict[str, str] | None = None):
+                 upstreams: tuple[str, ...] = (), env: dict[str, str] | None = None, app_args: tuple[str, ...] = ()):
         self.processes, self.log_dir, self.port, self.listen = processes, Path(log_dir), port, listen
-        self.upstreams, self.env = list(upstreams), dict(env or {})
+        self.upstreams, self.env, self.app_args = list(upstreams), dict(env or {}), tuple(app_args)
 
     def __enter__(self):
         self.stack = ExitStack()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         env = {"MICROSCOPE_STORE": str(self.log_dir / "documents.sqlite3"), **os.environ, **self.env}
         try:
-            self.servers = [self.stack.enter_context(Server(self.log_dir / f"app{i + 1}.log", env=env))
+            self.servers = [self.stack.enter_context(Server(self.log_dir / f"app{i + 1}.log", env=env,
+                                                              app_args=self.app_args))
                             for i in range(self.processes)]
             upstreams = [f"127.0.0.1:{s.port}" for s in self.servers] + self.upstreams
             if len(upstreams) == 1 and self.port is None:
@@ -143,8 +145,15 @@ def main(argv=None) -> None:
                    help="an app process on another machine (repeatable)")
     p.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "microscope_serve",
                    help="app logs (and, unless MICROSCOPE_STORE is set, the shared document store)")
+    p.add_argument("--model", action="append", default=[], metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
+                   help="a model every app process offers (repeatable; as for streamlit run app.py -- --model)")
+    p.add_argument("--models", action="append", default=[], metavar="FILE.toml", help="models from a TOML file")
     args = p.parse_args(argv)
-    with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream)) as cluster:
+    specs = [parse_model_spec(m) for m in args.model]  # the app processes run in the repository: absolute paths
+    app_args = tuple(a for m in specs for a in ("--model", f"{m.name}={m.backbone.resolve()}" + (
+        f",{m.checkpoint.resolve()}" if m.checkpoint else ""))) + tuple(
+        a for f in args.models for a in ("--models", str(Path(f).resolve())))
+    with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream), app_args=app_args) as cluster:
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
               f"http://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
         try:

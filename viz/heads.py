@@ -107,12 +107,14 @@ def difference_maps(shipped: np.ndarray, backbone: np.ndarray, name: str, *, par
     return fig
 
 
-def score_comparison(labels: np.ndarray, before: np.ndarray, after: np.ndarray, *, title: str) -> go.Figure:
-    """Each sentence's score with every head on and with the chosen heads off (NaN = not scored)."""
+def score_comparison(labels: np.ndarray, before: np.ndarray, after: np.ndarray, *, title: str,
+                     names: tuple[str, str] = ("all heads on", "heads off")) -> go.Figure:
+    """Each sentence's score in two runs (all heads on and the chosen heads off, or two models;
+    NaN = not scored)."""
     y = np.asarray(labels, dtype=object)
     fig = go.Figure([go.Bar(x=np.asarray(v, dtype=np.float32), y=y, orientation="h", name=name, marker_color=color,
                             hovertemplate="%{y}<br>" + name + " %{x:.3f}<extra></extra>")
-                     for v, name, color in ((before, "all heads on", "#9bb7d4"), (after, "heads off", "#e8432e"))])
+                     for v, name, color in zip((before, after), names, ("#9bb7d4", "#e8432e"))])
     fig.update_layout(title=title, barmode="group", height=max(320, 40 * len(y) + 160),
                       margin=dict(l=10, r=10, t=80, b=10),
                       legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"))

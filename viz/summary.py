@@ -78,7 +78,8 @@ def legend_html() -> str:
 def document_html(summary, statuses=None) -> str:
     """The document, one sentence a line, numbered from 1 and shaded by score; the left border
     coloured by status (selected bold with a ★); the reason in the tooltip and, for sentences
-    skipped by trigram blocking, written out. All user text is HTML-escaped."""
+    skipped by trigram blocking, written out; ⁺ after the score of a sentence past the input length
+    the scorer was trained on. All user text is HTML-escaped."""
     keys, reasons = _statuses(summary, statuses)
     rows = []
     for i, sent in enumerate(summary.sentences):
@@ -94,6 +95,8 @@ def document_html(summary, statuses=None) -> str:
             style += " color: #888;"
         tag = "★ " if key == "selected" else ""
         score_txt = "—" if score is None else f"{score:.2f}"
+        if i in summary.past_training:  # its sentence position was never seen in training
+            score_txt += " ⁺"
         note = (f' <span style="color:#b35900; font-size: 0.85em;">({html.escape(reasons[i])})</span>'
                 if key == "trigram-blocked" else "")
         rows.append(f'<div style="margin: 2px 0; {style}" title="{html.escape(reasons[i])}">'
