@@ -15,6 +15,10 @@
 7. corpus (benchmarks.corpus): Ray with 2 workers vs a plain loop, documents/s ratio
 8. workshop (scripts/workshop.py): 20 students (6 with --quick) on the same example, one app
    process and then two behind nginx: failures, p95 per step, server CPU per student flow
+9. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
+   random weights, scripts/presumm_fixture.py, written once to $TMPDIR) in benchmarks.model and in
+   the browser (``streamlit run app.py -- --model …``): forward, capture ratio, trace MB, % of floor,
+   first heatmap, layer switch, the overview's 144 maps, server memory after 10 documents
 
 ``--quick`` (about 10 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
 bertviz rendered at ~128 tokens only (its 512-token page is built and measured, not rendered).
@@ -32,7 +36,7 @@ import time
 from pathlib import Path
 
 from benchmarks import browser, corpus, explain, figures, heads, model, peer
-from benchmarks.common import RESULTS, ROOT
+from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
            "head_switch_s": ("<=", 0.15), "layer_switch_s": ("<=", 0.3), "throttled_first_heatmap_s": ("<=", 2.0),
@@ -41,7 +45,8 @@ TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "c
            "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0),
            "explain_selected_traced_ratio": ("<=", 3.0), "rollout_ratio": ("<=", 0.2), "head_stats_ratio": ("<=", 0.1),
            "head_gradient_ratio": ("<=", 3.0), "head_ablation_ratio": ("<=", 15.0),
-           "corpus_2_workers_vs_plain": (">=", 1.6)}
+           "corpus_2_workers_vs_plain": (">=", 1.6),
+           "bert_base_page_ws_bytes": ("<=", 1.5e6), "bert_base_rss_mb": ("<=", 3072.0)}
 
 
 def workshop(args: list[str]) -> dict:
@@ -54,10 +59,14 @@ def run(quick: bool) -> dict:
     q = "_quick" if quick else ""
     out = lambda name: str(RESULTS / f"{name}{q}.json")  # noqa: E731
     t0 = time.perf_counter()
-    m = model.main((["--runs", "5", "--sizes", "512", "--no-base"] if quick else []) + ["--json", out("model")])
+    m = model.main((["--runs", "5", "--sizes", "512"] if quick else []) + ["--json", out("model")])
     row = max((r for r in m["rows"] if r["model"].startswith("MiniLM")), key=lambda r: r["target_tokens"])
+    base_row = max((r for r in m["rows"] if r["model"].startswith("BERT-base")), key=lambda r: r["target_tokens"])
     f = figures.main((["--runs", "2"] if quick else []) + ["--json", out("figures")])
     b = browser.main((["--runs", "3"] if quick else []) + ["--json", out("browser")])
+    backbone, checkpoint = bert_base_fixture()  # the paper's model at its size, random weights
+    bb = browser.main(["--runs", "1" if quick else "3", "--model", f"bert-base={backbone},{checkpoint}",
+                       "--json", out("browser_bert_base")])
     p = peer.main((["--render-tokens", "128", "--views", "model_view", "--timeout", "90"] if quick else [])
                   + ["--ours-bytes", str(b["bert_page_ws_bytes"] or 0), "--json", out("peer")])
     e = explain.main((["--runs", "5"] if quick else []) + ["--json", out("explain")])
@@ -98,6 +107,14 @@ def run(quick: bool) -> dict:
         "explain_selected_ratio": e["ratio"]["explain_selected"], "rollout_ratio": e["ratio"]["rollout"],
         "head_stats_ratio": h["rows"]["stats"]["ratio"], "head_gradient_ratio": h["rows"]["gradient"]["ratio"],
         "head_ablation_ratio": ablation["ratio"], "corpus_2_workers_vs_plain": c["ray_2_vs_plain"],
+        "bert_base": {"tokens": base_row["tokens"], "forward_ms": base_row["plain_ms"],
+                      "capture_ratio": base_row["capture_ratio"], "trace_mb": base_row["trace_mb"],
+                      "percent_of_floor": base_row["percent_of_floor"],
+                      "click_to_first_heatmap_s": bb["click_to_first_heatmap_s"],
+                      "layer_switch_s": bb["median"].get("layer_switch_s"),
+                      "all_layers_heads_s": bb["median"].get("all_layers_heads_s"),
+                      "rss_after_10_documents_mb": bb["rss_mb"]},
+        "bert_base_page_ws_bytes": bb["bert_page_ws_bytes"], "bert_base_rss_mb": bb["rss_mb"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
     compare = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}

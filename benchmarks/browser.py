@@ -1,7 +1,7 @@
 """The real app in a real browser: time to the first heatmap, to switch head, bytes on the wire,
 server memory.
 
-    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--json OUT]
+    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--model NAME=BACKBONE_DIR,CHECKPOINT] [--json OUT]
 
 Starts ``streamlit run app.py`` on a free local port and drives Debian's Chromium (headless)
 with Playwright. Each run is a fresh browser session on the BERT attention page with a
@@ -192,16 +192,21 @@ def main(argv=None) -> dict:
     p.add_argument("--timeout", type=float, default=120, help="seconds to wait for one heatmap")
     p.add_argument("--server-env", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra environment for the streamlit server, e.g. OMP_WAIT_POLICY=PASSIVE")
+    p.add_argument("--model", metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
+                   help="start the app with this model (streamlit run app.py -- --model …; its default then)")
     p.add_argument("--json", default=None, help="default benchmarks/results/browser.json")
     args = p.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
 
     from benchmarks.model import document
+    from model.load import parse_model_spec
     from model.summarizer import Summarizer
 
-    summarizer = Summarizer.load(device="cpu")
+    spec = parse_model_spec(args.model) if args.model else None
+    summarizer = Summarizer.load(spec.backbone, spec.checkpoint, device="cpu") if spec else Summarizer.load(device="cpu")
     base = document(summarizer, args.tokens)
+    app_args = ("--model", args.model) if args.model else ()
     tokens = len(summarizer.trace(base).tokens)
     del summarizer
     variant = lambda i: f"Run {i}.\n{base}"  # noqa: E731  2 words: shown, not fed to BERT
@@ -212,7 +217,7 @@ def main(argv=None) -> dict:
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            with Server(log, env=env) as server:
+            with Server(log, env=env, app_args=app_args) as server:
                 # first session: app.py must run once before a page URL is opened directly (otherwise
                 # Streamlit treats pages/ as a legacy MPA-v1 folder and runs the page without app.py)
                 page, _ = open_app(browser, server.url)
@@ -226,7 +231,7 @@ def main(argv=None) -> dict:
                     slow.append(one_run(browser, server.url, variant(50 + i), args.timeout, pid, throttle=True))
                     print(f"run {i + 1}, 20 Mbit/s", slow[-1], flush=True)
                 rss["after_timed_runs"] = rss_mb(server.proc.pid)
-            with Server(log, env=env) as server:  # memory: a fresh server, the model + N documents
+            with Server(log, env=env, app_args=app_args) as server:  # memory: a fresh server, the model + N documents
                 page, counter = open_app(browser, server.url)
                 rss["after_model_load"] = rss_mb(server.proc.pid)
                 page.close()
@@ -247,7 +252,7 @@ def main(argv=None) -> dict:
     med = {k: median([r[k] for r in runs]) for k in keys}
     slow_med = {k: median([r[k] for r in slow]) for k in slow[0]} if slow else {}
     final = rss.get(f"after_{args.rss_docs}_documents", {})
-    result = {"tokens": tokens, "runs": args.runs, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
+    result = {"model": args.model or "shipped", "tokens": tokens, "runs": args.runs, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
               "throttled_median": slow_med, "throttled_runs": slow, "network": NETWORK,
               "head_switch_remounted_chart": [r["head_switch_remounted_chart"] for r in runs],
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
@@ -262,7 +267,8 @@ def main(argv=None) -> dict:
             ("head 1 -> 2 (button: preview)", "head_switch", med),
             ("head 1 -> 2 (exact, from the server)", "head_exact", med),
             ("layer 1 -> 2 (Layer selector, server)", "layer_switch", med),
-            ("-> all layers x heads (72 maps)", "all_layers_heads", med),
+            (f"-> all layers x heads ({runs[0]['all_layers_heads_heatmaps'] if runs else '?'} maps)",
+             "all_layers_heads", med),
             ("20 Mbit/s: click -> first heatmap", "click_to_first_heatmap", slow_med),
             ("20 Mbit/s: layer 1 -> 2", "layer_switch", slow_med)]
     for name, k, m in rows:

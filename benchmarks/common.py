@@ -199,3 +199,15 @@ def write_json(name: str, result: dict, path: str | None = None) -> Path:
 
 def now() -> float:
     return time.perf_counter()
+
+
+def bert_base_fixture() -> tuple[Path, Path]:
+    """The paper's model at its shape with random weights (scripts/presumm_fixture.py), written
+    once to $TMPDIR/microscope_bert_base (~0.9 GB) and reused: (backbone dir, checkpoint)."""
+    from scripts.presumm_fixture import write
+
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / "microscope_bert_base"
+    backbone, checkpoint = folder / "bert-base-uncased", folder / "bertext_cnndm_transformer.pt"
+    if not (checkpoint.is_file() and (backbone / "model.safetensors").is_file()):
+        write(folder)
+    return backbone, checkpoint

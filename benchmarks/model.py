@@ -5,7 +5,8 @@
 For each document length: median latency of ``summarize`` (no capture) and of ``trace``
 (summarize + every capture), run alternately in one process; their ratio; the trace's size;
 the share of the physical floor (forward FLOPs / measured matmul throughput). Then the same
-with a bert-base-sized random BERT. Prints a table and writes JSON.
+with the paper's model at BERT-base size (a PreSumm checkpoint with random weights, loaded as the
+app loads it: benchmarks.common.bert_base_fixture). Prints a table and writes JSON.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from pathlib import Path
 
 import torch
 
-from model.bert import BertConfig, BertModel
-from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
-from model.summarizer import BertSumExt, Summarizer
+from benchmarks.common import bert_base_fixture
+from model.bert import BertConfig
+from model.summarizer import Summarizer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,24 +76,20 @@ def measure(summarizer: Summarizer, text: str, runs: int, peak: float) -> dict:
             "floor_ms": round(floor_ms, 1), "percent_of_floor": round(100 * floor_ms / median_ms(plain), 1)}
 
 
-def base_sized(small: Summarizer) -> Summarizer:
-    torch.manual_seed(0)
-    bert = BertModel(BertConfig())  # bert-base: 12 layers, 12 heads, 768 dims (random weights)
-    ext = TransformerInterEncoder(InterEncoderConfig(d_model=768))
-    return Summarizer(BertSumExt(bert, ext), small.tokenizer, torch.device("cpu"), "untrained", "bert-base-sized (random)")
 
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--sizes", type=int, nargs="+", default=[128, 256, 512])
-    p.add_argument("--no-base", action="store_true", help="skip the bert-base-sized model")
+    p.add_argument("--no-base", action="store_true", help="skip the BERT-base model")
     p.add_argument("--json", default=str(ROOT / "benchmarks/results/model.json"))
     args = p.parse_args(argv)
 
     peak = matmul_flops_per_s()
     small = Summarizer.load(device="cpu")
-    models = [("MiniLM-L6 (shipped)", small)] + ([] if args.no_base else [("bert-base-sized", base_sized(small))])
+    models = [("MiniLM-L6 (shipped)", small)] + (
+        [] if args.no_base else [("BERT-base (PreSumm)", Summarizer.load(*bert_base_fixture(), device="cpu"))])
     rows = []
     for name, s in models:
         for n in args.sizes:

@@ -214,6 +214,10 @@ def merge_checkpoint(directory: Path, checkpoint: str | Path | None) -> Summariz
     head_sd = head_part(sd)
     if not head_sd:
         raise ValueError(f"{checkpoint}: no sentence-scorer weights (keys ext_layer.* or encoder.*)")
+    other = next((k for k in sorted(head_sd) if k.startswith(("linear1.", "rnn."))), None)
+    if other:  # BertSum's BERT+Classifier / BERT+RNN rows: no inter-sentence Transformer to look into
+        raise ValueError(f"{checkpoint}: a BertSum {'classifier' if other.startswith('linear1') else 'RNN'} "
+                         f"scorer (key {other!r}); this app opens the Transformer scorer (transformer_inter.*) only")
     own_bert = bert_part(sd)
     if own_bert and not meta.get("backbone_sha256"):
         bert_sd = {}  # a full BertSum/PreSumm checkpoint: its BERT must be complete

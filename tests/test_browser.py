@@ -443,3 +443,50 @@ def test_a_bad_link_parameter_is_named_and_the_document_kept(server, browser):
     assert page.get_by_role("textbox", name="Document", exact=True).input_value().startswith("Insurance bosses")
     assert "layer 2" in page.locator(".js-plotly-plot .gtitle").first.text_content()
     page.close()
+
+TITLE_HAS = ("(s) => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+             ".some(e => e.textContent.includes(s))")
+
+
+def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(browser, presumm_base, tmp_path):
+    """streamlit run app.py -- --model paper=…: a BERT-base PreSumm checkpoint (random weights) is
+    the default; a ~500-token article; layer 12 head 12 exact; the overview's 144 maps; then the
+    shipped MiniLM weights picked in the same server."""
+    from benchmarks.browser import N_HEATMAPS
+
+    backbone, checkpoint = presumm_base
+    with Server(tmp_path / "streamlit.log", app_args=("--model", f"paper={backbone},{checkpoint}")) as s:
+        received: list[int] = []
+        page = open_app(browser, s.url + "/", received)
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.locator("summary").filter(has_text="Model").click()  # the Model expander
+        caption = sidebar.get_by_text("layers ×").first
+        assert "12 layers × 12 heads" in caption.inner_text(), caption.inner_text()
+        go_to(page, "BERT attention")
+        received.clear()
+        summarize(page, " ".join(ARTICLE.split()[:380]))
+        page.locator(HEATMAP).first.wait_for(timeout=180_000)
+        idle(page)
+        first_view = sum(received)
+        tokens = int(page.locator(".js-plotly-plot .gtitle").first.text_content().split(": ")[1].split(" ×")[0])
+        assert 450 < tokens <= 512 and first_view <= 1.5e6  # the light-views budget holds at BERT-base
+        pick(page, "Layer", "12")
+        page.wait_for_function(TITLE_HAS, arg="layer 12, head 1", timeout=60_000)
+        idle(page)
+        head_button(page, "12")
+        page.wait_for_function(TITLE_HAS, arg="layer 12, head 12:", timeout=60_000)  # exact, from the server
+        idle(page)
+        page.get_by_test_id("stMain").locator("button").filter(has_text="All layers × heads").first.click()
+        page.wait_for_function(f"({N_HEATMAPS})() === 144", timeout=120_000)
+        idle(page)
+        assert page.get_by_test_id("stException").count() == 0
+
+        sidebar.get_by_test_id("stSelectbox").filter(has_text="Model").first.click()
+        page.get_by_role("option", name="bertsumext-minilm.safetensors", exact=True).click()
+        idle(page)
+        page.get_by_role("button", name="Summarize").click()
+        page.wait_for_function(f"({N_HEATMAPS})() === 72", timeout=180_000)  # MiniLM: 6 × 12
+        idle(page)
+        assert "6 layers × 12 heads" in sidebar.get_by_text("layers ×").first.inner_text()
+        assert page.get_by_test_id("stException").count() == 0
+        page.close()

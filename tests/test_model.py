@@ -397,6 +397,14 @@ def test_bad_checkpoint_names_the_key(tiny, backbone_dir, tmp_path, damage, mess
         Summarizer.load(backbone_dir, tmp_path / "bad.pt", device="cpu", inter=tiny.model.ext_layer.config)
 
 
+@pytest.mark.parametrize("key,kind", [("linear1.weight", "classifier"), ("rnn.weight_ih_l0", "RNN")])
+def test_bertsums_other_scorers_are_refused_naming_the_key(tiny, backbone_dir, tmp_path, key, kind):
+    sd = {f"bert.model.{k}": v for k, v in tiny.model.bert.state_dict().items()} | {f"encoder.{key}": torch.zeros(1, 16)}
+    torch.save({"model": sd}, tmp_path / "bertsum_classifier.pt")
+    with pytest.raises(ValueError, match=f"BertSum {kind} scorer \\(key '{key}'\\)"):
+        Summarizer.load(backbone_dir, tmp_path / "bertsum_classifier.pt", device="cpu")
+
+
 def test_not_a_checkpoint_is_a_clear_error(backbone_dir, tmp_path):
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"this is not a checkpoint")
