@@ -52,8 +52,8 @@ with left:
                      "were cut (struck through)")
     if s.past_training:
         notes.append(f"{len(s.past_training)} sentences (⁺) lie past the first {get_model(params['weights'], params['device']).trained_tokens} tokens the scorer was "
-                     "trained on: their sentence positions were never seen in training, so position's share of their "
-                     "score is an extrapolation (see Why this summary)")
+                     "trained on: their sentence positions were rarely or never seen in training, so position's share "
+                     "of their score is partly extrapolated (see Why this summary)")
     blocked = sum(x.status == "trigram-blocked" for x in statuses)
     if blocked:
         notes.append(f"{blocked} sentence{'s' if blocked > 1 else ''} scored high enough but skipped by trigram "

@@ -52,15 +52,15 @@ def position_chart(ex: dict, height: int | None = None) -> go.Figure:
 
 def position_reading(ex: dict, i: int, unseen: frozenset = frozenset()) -> str:
     """One line for people: ``sentence 4: score 0.61, 0.22 with a neutral position → mostly position``.
-    ``unseen``: sentences whose position the weights never saw in training (past the first BERT
-    window): their position share is said to be an extrapolation."""
+    ``unseen``: sentences past the input the scorer was trained on (``Summary.past_training``):
+    their position share is said to be partly extrapolated (analysis/positions.py measures how much)."""
     s, p = ex["scores"][i], ex["position_score"][i]
     if s is None:
         return f"sentence {i + 1}: not scored"
     if i in unseen:
-        return (f"sentence {i + 1}: score {s:.2f}, {p:.2f} with a neutral position; it lies past the first 512-token "
-                f"window, a position the weights never saw in training, so its position share ({s - p:+.2f}) is an "
-                "extrapolation, not something learned")
+        return (f"sentence {i + 1}: score {s:.2f}, {p:.2f} with a neutral position; it lies past the input the "
+                f"scorer was trained on (each document's first window), where sentence positions were rarely or never "
+                f"seen, so its position share ({s - p:+.2f}) is partly extrapolated: read it with care")
     d = s - p
     if abs(d) < 0.05:
         verdict = "its position barely matters: the score comes from its content"
