@@ -130,6 +130,7 @@ pg = st.navigation([
     st.Page("pages/sentence_encoder.py", title="Sentence encoder", icon=":material/hub:"),
     st.Page("pages/masks_positions.py", title="Masks & positions", icon=":material/masks:"),
     st.Page("pages/heads.py", title="Heads", icon=":material/view_module:"),
+    st.Page("pages/what_if.py", title="What if", icon=":material/compare_arrows:"),
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ])

@@ -10,7 +10,8 @@ import sys
 
 COMMANDS = {"explain": "why these sentences: statuses, position vs content, word attributions",
             "heads": "head statistics and head importance for the summary",
-            "corpus": "summaries and head statistics over a JSONL corpus, on Ray"}
+            "corpus": "summaries and head statistics over a JSONL corpus, on Ray",
+            "compare": "what if: A against an edited B (--edit), the summaries, head changes, activation patching"}
 
 
 def load_model(args):

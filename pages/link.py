@@ -88,9 +88,35 @@ def restore(examples: dict, store) -> dict | None:
             state.keep(key)
         else:
             problems.append(f"{name}={value} is not a number from 1" + (" or 'mean'" if kind == "head" else ""))
+    if "edits" in q:  # the What-if page's edits (not the edited text)
+        edits, bad = read_edits(q["edits"])
+        st.session_state["whatif_edits"] = edits
+        problems += bad
     if problems:
         state.set_link_problems(problems)
     return dict(text=text, k=st.session_state["k"], block_trigram=st.session_state["block_trigram"])
+
+
+def read_edits(value: str) -> tuple[list[str], list[str]]:
+    """The ``edits`` parameter (a JSON list of edits such as "move:1:end") → the edits that parse,
+    and a problem for each one that does not."""
+    import json
+
+    from analysis.compare import parse_edit
+
+    try:
+        items = json.loads(value)
+    except ValueError:
+        items = None
+    if not isinstance(items, list) or not all(isinstance(e, str) for e in items):
+        return [], [f"edits={value[:80]} is not a list of edits"]
+    edits, problems = [], []
+    for e in items:
+        try:
+            edits.append(str(parse_edit(e)))
+        except ValueError as err:
+            problems.append(f"edits: {err}")
+    return edits, problems
 
 
 SYNC = "_link_sync"
@@ -114,5 +140,9 @@ def sync(examples: dict) -> None:
     for name, (key, kind) in PICKERS.items():
         if key in st.session_state:
             want[name] = _to_url(st.session_state[key], kind)
+    if st.session_state.get("whatif_edits"):
+        import json
+
+        want["edits"] = json.dumps(st.session_state["whatif_edits"], ensure_ascii=False)
     if dict(st.query_params) != want:
         st.query_params.from_dict(want)

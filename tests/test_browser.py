@@ -444,6 +444,8 @@ def test_a_bad_link_parameter_is_named_and_the_document_kept(server, browser):
     assert "layer 2" in page.locator(".js-plotly-plot .gtitle").first.text_content()
     page.close()
 
+N_HEATMAPS_JS = """() => { let n = 0; for (const gd of document.querySelectorAll('.js-plotly-plot'))
+  n += gd.querySelectorAll('.heatmaplayer image').length; return n; }"""
 TITLE_HAS = ("(s) => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
              ".some(e => e.textContent.includes(s))")
 
@@ -452,8 +454,6 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
     """streamlit run app.py -- --model paper=…: a BERT-base PreSumm checkpoint (random weights) is
     the default; a ~500-token article; layer 12 head 12 exact; the overview's 144 maps; then the
     shipped MiniLM weights picked in the same server."""
-    from benchmarks.browser import N_HEATMAPS
-
     backbone, checkpoint = presumm_base
     with Server(tmp_path / "streamlit.log", app_args=("--model", f"paper={backbone},{checkpoint}")) as s:
         received: list[int] = []
@@ -477,7 +477,7 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
         page.wait_for_function(TITLE_HAS, arg="layer 12, head 12:", timeout=60_000)  # exact, from the server
         idle(page)
         page.get_by_test_id("stMain").locator("button").filter(has_text="All layers × heads").first.click()
-        page.wait_for_function(f"({N_HEATMAPS})() === 144", timeout=120_000)
+        page.wait_for_function(f"({N_HEATMAPS_JS})() === 144", timeout=120_000)
         idle(page)
         assert page.get_by_test_id("stException").count() == 0
 
@@ -485,8 +485,42 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
         page.get_by_role("option", name="bertsumext-minilm.safetensors", exact=True).click()
         idle(page)
         page.get_by_role("button", name="Summarize").click()
-        page.wait_for_function(f"({N_HEATMAPS})() === 72", timeout=180_000)  # MiniLM: 6 × 12
+        page.wait_for_function(f"({N_HEATMAPS_JS})() === 72", timeout=180_000)  # MiniLM: 6 × 12
         idle(page)
         assert "6 layers × 12 heads" in sidebar.get_by_text("layers ×").first.inner_text()
         assert page.get_by_test_id("stException").count() == 0
         page.close()
+
+
+def test_what_if_page_edit_both_summaries_a_head_and_patching(server, browser, shots):
+    """Move the lead to the end, see both summaries, open a head in A and B, run activation patching."""
+    page = open_app(browser, server)
+    summarize(page, (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8"))
+    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    idle(page)
+    go_to(page, "What if")
+    page.get_by_text("B is the same as A").wait_for(timeout=60_000)
+    main = page.get_by_test_id("stMain")
+    main.locator('[data-testid="stSelectbox"]').filter(has_text="Sentence").first.click()
+    page.get_by_role("option").nth(1).click()  # sentence 2: the lead (sentence 1 is the title, too short to score)
+    idle(page)
+    page.get_by_role("button", name="Add", exact=True).click()  # the default edit: move it to the end
+    page.get_by_role("heading", name="B: edited").wait_for(timeout=120_000)
+    main.get_by_text("move:2:end").wait_for(timeout=60_000)
+    idle(page)
+    main.locator('[data-testid="stSelectbox"]').filter(has_text="Open a BERT head").first.click()
+    page.keyboard.press("ArrowDown")  # (a click alone leaves this one closed)
+    page.get_by_role("option").filter(has_text="change").nth(1).click()  # the head with the second largest change
+    idle(page)
+    page.wait_for_function(f"({N_HEATMAPS_JS})() >= 3", timeout=60_000)  # the change maps, A's and B's head map
+    page.get_by_role("heading", name="A: the document").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "what_if.png"))
+    page.get_by_role("button", name="Run activation patching").click()
+    page.wait_for_function(TITLE_HAS, arg="Fraction of the score change restored", timeout=300_000)
+    idle(page)
+    assert page.get_by_test_id("stException").count() == 0
+    assert "position row" in main.inner_text() or page.locator(".js-plotly-plot .ytick").filter(
+        has_text="position row").count() > 0
+    page.locator(".js-plotly-plot").filter(has_text="Fraction of the score change restored").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "what_if_patching.png"))
+    page.close()

@@ -1,0 +1,243 @@
+"""What if: document A is the current one, B an edited copy (one click per edit, or pasted); both
+summaries side by side, every sentence's two scores aligned by text, which sentences entered or
+left the summary and why, how much each head's attention changed, and activation patching: which
+parts of the model carry a sentence's score change (analysis/compare.py)."""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analysis import compare as C
+from pages import state
+from pages.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
+                          trace_cache, window_caption, examples)
+from pages.export import frame_csv
+from pages.state import keep
+from viz import what_if as VW
+from viz.common import markdown_text, preview
+
+EDITS = "whatif_edits"  # the edits' string forms ("move:1:end"), applied in order; a link carries them
+KINDS = {"move": "Move a sentence", "delete": "Delete a sentence", "replace": "Replace a sentence",
+         "mask": "Mask a word", "swap": "Swap two sentences"}
+HELP = ("Edit the document and watch the summary: each edit makes B from A (sentence numbers are those of B "
+        "as it stands when the edit is added). Activation patching runs B with one part of the model taken "
+        "from A and reports how much of a sentence's score change that part restores.")
+
+trace = need_trace()
+params = state.params()
+model = get_model(params["weights"], params["device"])
+text_a, k, block = params["text"], params["k"], params["block_trigram"]
+sha = lambda t: hashlib.sha256(t.encode()).hexdigest()  # noqa: E731
+st.title("What if", help=HELP)
+
+
+def edited(edits: list[str]) -> tuple[str, str | None]:
+    """B from the edits, stopping at the first that does not apply (its one-line reason)."""
+    text = text_a
+    for n, e in enumerate(edits):
+        try:
+            text = C.apply_edits(text, [e], model)
+        except ValueError as err:
+            return text, f"edit {n + 1} of {len(edits)}: {err}"
+    return text, None
+
+
+edits = list(st.session_state.get(EDITS, []))
+source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source")) or "Edits"
+if source == "Edits":
+    text_b, problem = edited(edits)
+    b_sents = C.sentences(text_b)
+    numbered = lambda j: f"{j + 1}: {preview(b_sents[j], 60)}"  # noqa: E731
+    c = st.columns([2, 3, 3, 1], vertical_alignment="bottom")
+    kind = c[0].selectbox("Edit", list(KINDS), format_func=KINDS.get, key=keep("whatif_kind"))
+    i = c[1].selectbox("Sentence", range(len(b_sents)), format_func=numbered, key="whatif_sentence")
+    if kind == "move":
+        to = c[2].selectbox("To", ["end", "start", *range(len(b_sents))], key="whatif_to",
+                            format_func=lambda t: t if isinstance(t, str) else f"position {t + 1}")
+        spec = f"move:{i + 1}:{to if isinstance(to, str) else to + 1}"
+    elif kind == "swap":
+        j = c[2].selectbox("With", range(len(b_sents)), format_func=numbered, key="whatif_with")
+        spec = f"swap:{i + 1}:{j + 1}"
+    elif kind == "replace":
+        spec = f"replace:{i + 1}:{c[2].text_input('New text', key='whatif_text', placeholder='Type the new sentence')}"
+    elif kind == "mask":
+        words = sorted({w for w in re.findall(r"\w+", b_sents[i])}, key=str.lower)
+        spec = f"mask:{i + 1}:{c[2].selectbox('Word', words, key='whatif_word')}"
+    else:
+        spec = f"delete:{i + 1}"
+    if c[3].button("Add", type="primary", key="whatif_add"):
+        try:
+            C.apply_edits(text_b, [spec], model)  # refused here, one line, before it joins the list
+            st.session_state[EDITS] = edits = edits + [spec]
+            text_b, problem = edited(edits)
+        except ValueError as err:
+            st.error(markdown_text(str(err)))
+    if edits:
+        c = st.columns([6, 1, 1], vertical_alignment="center")
+        c[0].markdown("**Edits:** " + markdown_text(" → ".join(edits)))
+        if c[1].button("Undo", key="whatif_undo"):
+            st.session_state[EDITS] = edits = edits[:-1]
+            text_b, problem = edited(edits)
+        if c[2].button("Clear", key="whatif_clear"):
+            st.session_state[EDITS] = edits = []
+            text_b, problem = text_a, None
+    if problem:
+        st.warning(markdown_text(f"Not applied: {problem}. B is A with the edits before it."))
+else:
+    st.session_state.setdefault("whatif_b", text_a)
+    text_b = st.text_area("Document B", key="whatif_b", height=180, help="Any text; sentences are aligned with A's by text.")
+
+if text_b == text_a:
+    st.info("B is the same as A: add an edit (or paste another text) to compare.")
+    st.stop()
+
+
+def compute():
+    with model_slots():
+        return C.compare(model, text_a, text_b, k, block)
+
+
+def run_patching(sentence: int, heads_too: bool):
+    with model_slots():
+        return C.patch(model, text_a, text_b, sentence, bert_heads=heads_too, alignment=cmp.alignment)
+
+
+try:
+    with st.spinner("Running A and B…"):
+        cmp = run_cached(("whatif", sha(text_a), sha(text_b), k, block, params["weights"], params["device"]), compute)
+except ValueError as err:  # e.g. B is empty or too long: the model's own one-line message
+    st.error(markdown_text(str(err)))
+    st.stop()
+sa, sb = cmp.summary_a, cmp.summary_b
+
+# ---------------------------------------------------------------- both summaries
+left, right = st.columns(2, gap="large")
+for col, name, s, other in ((left, "A: the document", sa, sb), (right, "B: edited", sb, sa)):
+    with col:
+        st.subheader(name, anchor=False)
+        other_text = {other.sentences[j] for j in other.selected}
+        st.html("".join(f"<p>{'' if s.sentences[i] in other_text else '<mark>only here</mark> '}<b>{i + 1}.</b> "
+                        f"{html.escape(s.sentences[i])}</p>" for i in s.selected))
+for tag, rows in (("Entered the summary", cmp.entered), ("Left the summary", cmp.left)):
+    for r in rows:
+        n = r.b if tag.startswith("Entered") else r.a
+        doc = sb if tag.startswith("Entered") else sa
+        st.html(f"<p><b>{tag}:</b> “{html.escape(preview(doc.sentences[n], 80))}” — {html.escape(r.reason)}.</p>")
+if not cmp.entered and not cmp.left:
+    st.caption("The same sentences are selected in A and B.")
+
+# ---------------------------------------------------------------- aligned scores
+st.subheader("Every sentence, aligned by its text", anchor=False)
+num = lambda x: np.nan if x is None else x  # noqa: E731
+table = pd.DataFrame({
+    "A #": [None if r.a is None else r.a + 1 for r in cmp.alignment],
+    "B #": [None if r.b is None else r.b + 1 for r in cmp.alignment],
+    "change": [r.kind for r in cmp.alignment],
+    "score A": [num(x) for x in cmp.scores_a], "score B": [num(x) for x in cmp.scores_b],
+    "Δ (B − A)": [num(x) for x in cmp.delta],
+    "status A": [u.status if u else "" for u in cmp.status_a], "status B": [v.status if v else "" for v in cmp.status_b],
+    "sentence": [" → ".join(d.sentences[i] for d, i in ((sa, r.a), (sb, r.b)) if i is not None)
+                 if r.kind == "replaced" else (sa.sentences[r.a] if r.a is not None else sb.sentences[r.b])
+                 for r in cmp.alignment]})
+st.dataframe(table, hide_index=True, key="whatif_table",
+             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("score A", "score B", "Δ (B − A)")})
+
+# ---------------------------------------------------------------- attention change per head
+st.subheader("Which heads' attention changed", anchor=False)
+st.caption(f"On the {cmp.aligned_tokens:,} tokens and {cmp.aligned_parts} sentences present in both: "
+           + C.CHANGE_METHOD)
+plot(VW.change_maps(cmp.bert_change, cmp.inter_change), key="whatif_change")
+L, H = cmp.bert_change.shape
+order = np.argsort(-cmp.bert_change, axis=None)
+pick = st.selectbox("Open a BERT head in A and B", [divmod(int(x), H) for x in order],
+                    format_func=lambda lh: f"layer {lh[0] + 1}, head {lh[1] + 1} (change {cmp.bert_change[lh]:.3f})",
+                    key="whatif_head", help="Heads with the largest change first.")
+trace_b = run_cached(("whatif_trace", sha(text_b), k, block, params["weights"], params["device"]),
+                     lambda: C.masking(model).trace(text_b, k, block))
+st.session_state.setdefault("whatif_map_a", pick[1])
+st.session_state.setdefault("whatif_map_b", pick[1])
+if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
+    st.session_state["whatif_map_for"] = pick
+    st.session_state["whatif_map_a"] = st.session_state["whatif_map_b"] = pick[1]
+left, right = st.columns(2)
+with left:
+    st.caption("A" + (f" · {window_caption(trace)}" if window_caption(trace) else ""))
+    head_map(trace, pick[0], "whatif_map_a", "whatif_map_a_plot")
+with right:
+    st.caption("B" + (" · its first BERT window" if len(trace_b.windows) > 1 else ""))
+    head_map(trace_b, pick[0], "whatif_map_b", "whatif_map_b_plot")
+
+# ---------------------------------------------------------------- activation patching
+st.subheader("Which parts carry a sentence's change (activation patching)", anchor=False)
+both = [(n, r) for n, r in enumerate(cmp.alignment) if r.kind in ("kept", "moved") and cmp.delta[n] is not None]
+patching = None
+if not both:
+    st.info("No sentence is in both A and B with a score in each: nothing to patch.")
+else:
+    both.sort(key=lambda nr: -abs(cmp.delta[nr[0]]))
+    n, row = both[st.selectbox("Sentence", range(len(both)), key="whatif_patch_sentence",
+                                format_func=lambda j: f"A {both[j][1].a + 1} → B {both[j][1].b + 1} "
+                                                      f"(Δ {cmp.delta[both[j][0]]:+.3f}): "
+                                                      f"{preview(sa.sentences[both[j][1].a], 60)}",
+                                help="Largest score change first.")]
+    key = ("whatif_patch", sha(text_a), sha(text_b), row.a, params["weights"], params["device"])
+    heads_too = st.checkbox(f"Also every BERT head ({L * H} more runs of one window)", value=True, key="whatif_heads")
+    key += (heads_too,)
+    patching = trace_cache().peek(key)  # run by anyone on this server: shown at once
+    slot = st.empty()
+    if patching is None and slot.button("Run activation patching", type="primary", key="whatif_patch"):
+        try:
+            with st.spinner("Running B with each component taken from A…"):
+                patching = run_cached(key, lambda: run_patching(row.a, heads_too))
+            slot.empty()
+        except ValueError as err:  # e.g. a sentence longer than a BERT window
+            st.error(markdown_text(str(err)))
+    if patching is not None:
+        m = st.columns(3)
+        m[0].metric("Score in A", f"{patching.score_a:.3f}")
+        m[1].metric("Score in B", f"{patching.score_b:.3f}", f"{patching.score_b - patching.score_a:+.3f}")
+        restored = {r.kind: r.fraction for r in patching.rows if r.kind in ("position", "vector", "all")}
+        m[2].metric("Restored by its position row", f"{restored['position']:.0%}" if np.isfinite(restored["position"]) else "—")
+        st.caption(VW.PATCH_CAPTION)
+        plot(VW.component_bars(*patching.components()), key="whatif_components")
+        if heads_too:
+            plot(VW.head_patching_map(patching.grid("bert_head")), key="whatif_head_patching")
+
+# ---------------------------------------------------------------- exports
+st.subheader("Export", anchor=False)
+
+
+def comparison_csv() -> str:
+    out = table.copy()
+    out.insert(0, "edits", " → ".join(edits) if source == "Edits" else "pasted B")
+    if patching is not None:  # the patching rows after the alignment, one per component
+        rows = pd.DataFrame({"component": [C.row_label(r) for r in patching.rows],
+                             "fraction restored": [r.fraction for r in patching.rows],
+                             "patched score": [r.score for r in patching.rows]})
+        return frame_csv(out) + f"\npatching of A sentence {patching.sentence_a + 1}\n" + frame_csv(rows)
+    return frame_csv(out)
+
+
+def report() -> str:
+    from viz.report import html_report
+
+    figures = [("Attention change per head", VW.change_maps(cmp.bert_change, cmp.inter_change))]
+    if patching is not None:
+        figures.append((f"Activation patching of sentence {patching.sentence_a + 1} of A",
+                        VW.component_bars(*patching.components())))
+    body = (f"<p>{html.escape('Edits: ' + (' → '.join(edits) if source == 'Edits' else 'B pasted'))}</p>"
+            + table.to_html(index=False, na_rep="—", float_format=lambda x: f"{x:.3f}", escape=True))
+    return html_report("Attention microscope: what if", result_caption(trace, params, examples(), plain=True),
+                       [sb.sentences[i] for i in sb.selected], body, figures)
+
+
+c = st.columns(2)
+c[0].download_button("Comparison .csv", comparison_csv(), file_name="what_if.csv", mime="text/csv",
+                     on_click="ignore", key="whatif_csv")
+c[1].download_button("HTML report", report, file_name="what_if_report.html", mime="text/html",
+                     on_click="ignore", key="whatif_html")
