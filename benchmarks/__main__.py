@@ -15,7 +15,8 @@
 7. corpus (benchmarks.corpus): Ray with 2 workers vs a plain loop, documents/s ratio
 8. workshop (scripts/workshop.py): 20 students (6 with --quick) on the same example, one app
    process and then two behind nginx: failures, p95 per step, server CPU per student flow
-9. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
+9. what_if (benchmarks.what_if): a comparison and activation patching × a summarize
+10. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
    random weights, scripts/presumm_fixture.py, written once to $TMPDIR) in benchmarks.model and in
    the browser (``streamlit run app.py -- --model …``): forward, capture ratio, trace MB, % of floor,
    first heatmap, layer switch, the overview's 144 maps, server memory after 10 documents
@@ -35,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import browser, corpus, explain, figures, heads, model, peer
+from benchmarks import browser, corpus, explain, figures, heads, model, peer, what_if
 from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
@@ -46,7 +47,9 @@ TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "c
            "explain_selected_traced_ratio": ("<=", 3.0), "rollout_ratio": ("<=", 0.2), "head_stats_ratio": ("<=", 0.1),
            "head_gradient_ratio": ("<=", 3.0), "head_ablation_ratio": ("<=", 15.0),
            "corpus_2_workers_vs_plain": (">=", 1.6),
-           "bert_base_page_ws_bytes": ("<=", 1.5e6), "bert_base_rss_mb": ("<=", 3072.0)}
+           "bert_base_page_ws_bytes": ("<=", 1.5e6), "bert_base_rss_mb": ("<=", 3072.0),
+           "what_if_compare_ratio": ("<=", 2.5), "what_if_patch_ratio": ("<=", 10.0),
+           "what_if_patch_bert_heads_ratio": ("<=", 40.0)}
 
 
 def workshop(args: list[str]) -> dict:
@@ -71,6 +74,7 @@ def run(quick: bool) -> dict:
                   + ["--ours-bytes", str(b["bert_page_ws_bytes"] or 0), "--json", out("peer")])
     e = explain.main((["--runs", "5"] if quick else []) + ["--json", out("explain")])
     h = heads.main((["--runs", "5", "--ablation-runs", "1", "--batches", "0"] if quick else []) + ["--json", out("heads")])
+    wi = what_if.main((["--runs", "3"] if quick else []) + ["--json", out("what_if")])
     c = corpus.main((["--n", "40"] if quick else ["--n", "200"]) + ["--json", out("corpus")])
     students = ["--students", "6" if quick else "20", "--same-example"]
     w1 = workshop(students + ["--json", out("workshop_20")])
@@ -115,6 +119,8 @@ def run(quick: bool) -> dict:
                       "all_layers_heads_s": bb["median"].get("all_layers_heads_s"),
                       "rss_after_10_documents_mb": bb["rss_mb"]},
         "bert_base_page_ws_bytes": bb["bert_page_ws_bytes"], "bert_base_rss_mb": bb["rss_mb"],
+        "what_if_compare_ratio": wi["compare_ratio"], "what_if_patch_ratio": wi["patch_ratio"],
+        "what_if_patch_bert_heads_ratio": wi["patch_bert_heads_ratio"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
     compare = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}
