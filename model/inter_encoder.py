@@ -26,6 +26,9 @@ class InterEncoderConfig:
     d_ff: int = 2048
     dropout: float = 0.1
     max_len: int = 5000
+    # sentence positions seen in training (checkpoint metadata); later sentences get the last of
+    # them: rows training never saw raised scores (analysis/positions.py). None: every row its own.
+    position_rows: int | None = None
 
 
 def sinusoidal_table(n: int, d: int) -> torch.Tensor:
@@ -40,16 +43,20 @@ def sinusoidal_table(n: int, d: int) -> torch.Tensor:
 
 class PositionalEncoding(nn.Module):
     """Holds the table as a buffer ``pe`` [1, max_len, d] (PreSumm's layout); forward(n)
-    returns the first n rows, the ones added to a document's n sentence vectors."""
+    returns the rows added to a document's n sentence vectors: the first n, or with ``rows``
+    the first ``rows`` and then row ``rows - 1`` again (positions past those seen in training)."""
 
-    def __init__(self, d: int, max_len: int = 5000):
+    def __init__(self, d: int, max_len: int = 5000, rows: int | None = None):
         super().__init__()
+        self.rows = rows
         self.register_buffer("pe", sinusoidal_table(max_len, d)[None])  # [1, max_len, d]
 
     def forward(self, n: int) -> torch.Tensor:
         if n > self.pe.shape[1]:
             raise ValueError(f"{n} sentences exceed the positional table ({self.pe.shape[1]} rows)")
-        return self.pe[0, :n]  # [n, d]
+        if self.rows is None or n <= self.rows:
+            return self.pe[0, :n]  # [n, d]
+        return self.pe[0, torch.arange(n, device=self.pe.device).clamp(max=self.rows - 1)]  # [n, d]
 
 
 class MultiHeadedAttention(nn.Module):
@@ -122,7 +129,7 @@ class TransformerInterEncoder(nn.Module):
     def __init__(self, cfg: InterEncoderConfig):
         super().__init__()
         self.config = cfg
-        self.pos_emb = PositionalEncoding(cfg.d_model, cfg.max_len)
+        self.pos_emb = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.position_rows)
         self.transformer_inter = nn.ModuleList(
             TransformerEncoderLayer(cfg.d_model, cfg.heads, cfg.d_ff, cfg.dropout) for _ in range(cfg.layers))
         self.layer_norm = nn.LayerNorm(cfg.d_model, eps=1e-6)

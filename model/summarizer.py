@@ -410,8 +410,9 @@ def load_tokenizer(directory: Path) -> WordPieceTokenizer:
 
 
 def head_config(head_sd: dict[str, torch.Tensor], meta: dict[str, str], d_model: int) -> InterEncoderConfig:
-    """Sizes of the sentence scorer: from the checkpoint's shapes (heads from its metadata,
-    else PreSumm's 8), or PreSumm's defaults scaled to the backbone for an untrained head."""
+    """Sizes of the sentence scorer: from the checkpoint's shapes (heads and the sentence positions
+    seen in training from its metadata; heads else PreSumm's 8), or PreSumm's defaults scaled to
+    the backbone for an untrained head."""
     if not head_sd:
         return InterEncoderConfig(d_model=d_model, layers=2, heads=8, d_ff=4 * d_model)
     layers = {int(k.split(".")[1]) for k in head_sd if k.startswith("transformer_inter.")}
@@ -420,4 +421,5 @@ def head_config(head_sd: dict[str, torch.Tensor], meta: dict[str, str], d_model:
     return InterEncoderConfig(
         d_model=d_model, layers=len(layers), heads=int(meta.get("inter_heads", 8)),
         d_ff=w1.shape[0] if w1 is not None else 4 * d_model,
-        max_len=pe.shape[1] if pe is not None else 5000)
+        max_len=pe.shape[1] if pe is not None else 5000,
+        position_rows=int(meta["position_rows"]) if meta.get("position_rows") else None)

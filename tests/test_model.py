@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import save_file
 
 from model.bert import BertConfig, BertModel, extended_mask
-from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
+from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from model.summarizer import EmptyDocumentError, Summarizer, pool_sentences, record, select
 
 SAMPLE = Path(__file__).parent / "data" / "sample.txt"
@@ -374,6 +374,27 @@ def test_presumm_checkpoint_loads(tiny, backbone_dir, tmp_path, style):
     ln = "bert.encoder.layer.0.output.LayerNorm.weight"
     assert torch.equal(loaded[ln], sd["bert.model.encoder.layer.0.output.LayerNorm." + ("weight" if style == "presumm" else "gamma")])
     assert s.summarize(DOC).weights == "trained"
+
+
+def test_sentence_positions_past_those_trained_repeat_the_last_trained_row(tiny, backbone_dir, tmp_path):
+    """Metadata ``position_rows`` = R: sentence i gets sinusoid row min(i, R - 1) (analysis/positions.py
+    measured why); without it every sentence its own row."""
+    sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
+    save_file(sd, tmp_path / "c.safetensors", metadata={"inter_heads": "4", "position_rows": "3"})
+    m = Summarizer.load(backbone_dir, tmp_path / "c.safetensors", device="cpu")
+    table = m.model.ext_layer.pos_emb.pe[0, :6]  # the checkpoint's table (PreSumm saves it)
+    assert torch.equal(m.model.ext_layer.pos_emb(6), table[[0, 1, 2, 2, 2, 2]])
+    assert torch.equal(m.model.ext_layer.pos_emb(2), table[:2])
+    tr = m.trace(DOC)
+    assert np.array_equal(tr.sentence_pe, table[[0, 1, 2, 2, 2, 2]][:len(tr.input_sentences)].numpy())
+    assert torch.equal(tiny.model.ext_layer.pos_emb(6), sinusoidal_table(6, 16))  # no metadata: no clamp
+
+
+def test_the_shipped_weights_clamp_past_row_27(minilm):
+    tr = minilm.trace((Path(__file__).parents[1] / "examples" / "bbc_call_centres.txt").read_text())
+    pe = tr.sentence_pe
+    assert len(pe) > 30 and np.array_equal(pe[27:], np.repeat(pe[26:27], len(pe) - 27, 0))
+    assert not np.array_equal(pe[25], pe[26])
 
 
 def test_checkpoint_head_sizes_come_from_shapes(tiny, backbone_dir, tmp_path):

@@ -21,8 +21,9 @@ from model.summarizer import Summarizer
 from .data import DEFAULT_DATA, named_split
 
 
-def half_checkpoint(src: str | Path, dst: str | Path) -> None:
-    """Write ``src`` with its float tensors as float16; refuses a weight float16 cannot hold."""
+def half_checkpoint(src: str | Path, dst: str | Path, extra: dict[str, str] | None = None) -> None:
+    """Write ``src`` with its float tensors as float16 and ``extra`` added to its metadata; refuses
+    a weight float16 cannot hold."""
     sd, meta = load.read_state_dict(src)
     out = {}
     for k, v in sd.items():
@@ -32,7 +33,7 @@ def half_checkpoint(src: str | Path, dst: str | Path) -> None:
                 raise ValueError(f"{src}: {k} overflows float16")
         out[k] = v.contiguous()
     Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    save_file(out, str(dst), metadata={**meta, "stored_dtype": "float16"})
+    save_file(out, str(dst), metadata={**meta, "stored_dtype": "float16", **(extra or {})})
 
 
 def compare(a: Summarizer, b: Summarizer, texts: list[str], k: int = 3) -> dict:
@@ -51,8 +52,10 @@ def main(argv=None):
     ap.add_argument("dst")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--check-n", type=int, default=200, help="CNN/DM validation documents summarized by both")
+    ap.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                    help="add to the metadata, e.g. position_rows=27 (python -m analysis.positions)")
     args = ap.parse_args(argv)
-    half_checkpoint(args.src, args.dst)
+    half_checkpoint(args.src, args.dst, dict(kv.split("=", 1) for kv in args.meta))
     texts = [d.text for d in named_split("cnndm-valid", args.data, args.check_n)] if args.check_n else []
     report = compare(Summarizer.load(checkpoint=args.src, device="cpu"),
                      Summarizer.load(checkpoint=args.dst, device="cpu"), texts)
