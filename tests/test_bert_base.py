@@ -253,3 +253,17 @@ def test_gpu_matches_cpu(presumm_base, presumm_model):
     assert np.allclose(ea["position_score"], eb["position_score"], atol=1e-4)
     ia, ib = ablation_importance(presumm_model, SHORT), ablation_importance(gpu, SHORT)
     assert np.allclose(ia["bert"], ib["bert"], atol=1e-4)
+
+
+def test_a_corpus_worker_loads_the_named_model(presumm_base):
+    """``python -m analysis corpus … --model NAME=DIR,CKPT``: each Ray actor loads that backbone and
+    checkpoint (here one actor, called as Ray Data calls it), statistics over 144 BERT heads."""
+    from analysis.corpus import Worker
+
+    backbone, checkpoint = presumm_base
+    worker = Worker(str(backbone), str(checkpoint), 3, True, True, False)
+    assert worker.summarizer.size()[:2] == (12, 12)
+    out = worker({"unit": [json.dumps([{"id": "a", "text": SHORT}])]})
+    summary, heads = json.loads(json.loads(out["summaries"][0])[0]), json.loads(out["heads"][0])
+    assert summary["id"] == "a" and len(summary["selected"]) == 3
+    assert len({(r["layer"], r["head"]) for r in heads if r["part"] == "bert"}) == 144
