@@ -167,10 +167,8 @@ def evaluate_docs(summarizer: Summarizer, docs, R: int, R_max: int, treatments=T
             for t in treatments:
                 pos = positions(t, enc, R, R_max)
                 real, neutral, shuffled = treatment_scores(summarizer, vecs, pos)
-                n = len(pos)
-                scores = sentence_scores(enc.input_sentences[:n], len(sents), real)
-                base = sentence_scores(enc.input_sentences[:n], len(sents), neutral)
-                base_sh = sentence_scores(enc.input_sentences[:n], len(sents), shuffled)
+                scores, base, base_sh = (sentence_scores(enc.input_sentences[:len(pos)], len(sents), x)
+                                         for x in (real, neutral, shuffled))
                 chosen = select(scores, sents, k, True)
                 picks[t].append(chosen)
                 for j, (r, x, b) in enumerate(zip(pos.tolist(), real, neutral)):
@@ -236,11 +234,9 @@ def example(summarizer: Summarizer, path: Path, sentence: int, R: int, R_max: in
         vecs = summarizer.sentence_vectors(enc)[0]  # [1, S, D]
         for t in treatments:
             pos = positions(t, enc, R, R_max)
-            real, neutral, shuffled = treatment_scores(summarizer, vecs, pos)
             n = len(pos)
-            scores = sentence_scores(enc.input_sentences[:n], len(sents), real)
-            base = sentence_scores(enc.input_sentences[:n], len(sents), neutral)
-            base_sh = sentence_scores(enc.input_sentences[:n], len(sents), shuffled)
+            scores, base, base_sh = (sentence_scores(enc.input_sentences[:n], len(sents), x)
+                                     for x in treatment_scores(summarizer, vecs, pos))
             out["treatments"][t] = {
                 "row": float(pos[j]) if j < n else None,
                 "score": scores[i], "neutral_score": base[i],
