@@ -17,7 +17,7 @@
    process and then two behind nginx: failures, p95 per step, server CPU per student flow
 9. what_if (benchmarks.what_if): a comparison and activation patching × a summarize
 10. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
-   random weights, scripts/presumm_fixture.py, written once to $TMPDIR) in benchmarks.model and in
+   random weights, benchmarks/presumm_fixture.py, written once to $TMPDIR) in benchmarks.model and in
    the browser (``streamlit run app.py -- --model …``): forward, capture ratio, trace MB, % of floor,
    first heatmap, layer switch, the overview's 144 maps, server memory after 10 documents
 

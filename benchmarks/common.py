@@ -202,9 +202,9 @@ def now() -> float:
 
 
 def bert_base_fixture() -> tuple[Path, Path]:
-    """The paper's model at its shape with random weights (scripts/presumm_fixture.py), written
+    """The paper's model at its shape with random weights (benchmarks/presumm_fixture.py), written
     once to $TMPDIR/microscope_bert_base (~0.9 GB) and reused: (backbone dir, checkpoint)."""
-    from scripts.presumm_fixture import write
+    from benchmarks.presumm_fixture import write
 
     folder = Path(os.environ.get("TMPDIR", "/tmp")) / "microscope_bert_base"
     backbone, checkpoint = folder / "bert-base-uncased", folder / "bertext_cnndm_transformer.pt"

@@ -93,9 +93,9 @@ def summarizer():
 @pytest.fixture(scope="session")
 def presumm_base(tmp_path_factory):
     """(backbone directory, PreSumm checkpoint) with random weights at BERT-base shape: 12 × 12
-    heads, 768 dims, 3072 FFN, 2 sentence-encoder layers of 8 heads (scripts/presumm_fixture.py),
+    heads, 768 dims, 3072 FFN, 2 sentence-encoder layers of 8 heads (benchmarks/presumm_fixture.py),
     written once per session to a temporary folder."""
-    from scripts.presumm_fixture import write
+    from benchmarks.presumm_fixture import write
 
     return write(tmp_path_factory.mktemp("presumm_base"))
 

@@ -1,5 +1,5 @@
 """The paper's BertSumExt at its size: a PreSumm checkpoint with random weights at BERT-base shape
-(written at test time by scripts/presumm_fixture.py), through the loader, parity with
+(written at test time by benchmarks/presumm_fixture.py), through the loader, parity with
 transformers, the command lines, and every page of the app (AppTest; Chromium: test_browser.py)."""
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_trace_at_bert_base_size(presumm_model):
 def test_800_position_variant_reads_800_token_windows(tmp_path):
     """PreSumm's longer variant: an 800-row position table (rows past 512 copied from row 511)
     and opt.max_pos = 800. Two layers keep it quick: the shape that matters is the table."""
-    from scripts.presumm_fixture import write
+    from benchmarks.presumm_fixture import write
 
     m = Summarizer.load(*write(tmp_path, layers=2, max_pos=800), device="cpu")
     assert m.max_tokens == 800 and m.trained_tokens == 800

@@ -4,7 +4,7 @@
 ``vocab.txt``, ``model.safetensors``), written to a folder. For tests and benchmarks of the app
 at BERT-base size without the real checkpoints (never committed; ~0.9 GB on disk).
 
-    python scripts/presumm_fixture.py OUT_DIR [--max-pos 800]
+    python -m benchmarks.presumm_fixture OUT_DIR [--max-pos 800]
 
 prints the ``--model`` argument that opens it in the app."""
 from __future__ import annotations
@@ -19,10 +19,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model.bert import BertConfig, BertModel  # noqa: E402
-from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder  # noqa: E402
-from model.load import default_backbone_dir  # noqa: E402
+from model.bert import BertConfig, BertModel
+from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder
+from model.load import default_backbone_dir
 
 
 def random_(module: torch.nn.Module, seed: int) -> None:
