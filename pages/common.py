@@ -89,14 +89,14 @@ def shipped_weights() -> list[str]:
     return sorted(p.name for p in WEIGHTS_DIR.glob("*") if p.suffix in (".safetensors", ".pt")) + [UNTRAINED]
 
 
-def configured_models(argv: tuple[str, ...] | None = None) -> dict:
+def configured_models() -> dict:
     """The models named when the server started, ``streamlit run app.py -- --model
     NAME=BACKBONE_DIR[,CHECKPOINT] --models FILE.toml`` (model.load.ModelSpec): name → its spec,
     or → the one-line reason it cannot load (a bad argument, a missing file, a failed load)."""
     import sys
 
     failed = load_failures()
-    return {name: failed.get(name, spec) for name, spec in _configured(tuple(sys.argv[1:]) if argv is None else argv).items()}
+    return {name: failed.get(name, spec) for name, spec in _configured(tuple(sys.argv[1:])).items()}
 
 
 @functools.lru_cache(maxsize=4)
