@@ -159,8 +159,6 @@ pick = st.selectbox("Open a BERT head in A and B", [divmod(int(x), H) for x in o
                     key="whatif_head", help="Heads with the largest change first.")
 trace_b = run_cached(("whatif_trace", sha(text_b), k, block, params["weights"], params["device"]),
                      lambda: C.masking(model).trace(text_b, k, block))
-st.session_state.setdefault("whatif_map_a", pick[1])
-st.session_state.setdefault("whatif_map_b", pick[1])
 if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
     st.session_state["whatif_map_for"] = pick
     st.session_state["whatif_map_a"] = st.session_state["whatif_map_b"] = pick[1]

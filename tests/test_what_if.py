@@ -87,3 +87,16 @@ def test_a_link_carries_the_edits_and_names_a_bad_one(summarizer):
     assert not at.exception
     assert at.session_state["whatif_edits"] == ["move:1:end"]
     assert at.dataframe[0].value["change"].tolist().count("moved") >= 1
+
+
+def test_a_pasted_b_is_aligned_with_a(summarizer):
+    at = what_if(summarize(new_app(), SHORT))
+    at.segmented_control(key="whatif_source").set_value("Pasted text").run()
+    from analysis.compare import sentences
+
+    kept = sentences(SHORT)
+    at.text_area(key="whatif_b").set_value("\n".join(kept[:2] + kept[3:])).run()  # sentence 3 deleted
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table.query("change == 'deleted'")["A #"].tolist() == [3]
+    assert (table["change"] == "kept").sum() == len(kept) - 1
