@@ -47,8 +47,6 @@ def main(argv: list[str] | None = None) -> int:
         c.add_argument("--device", choices=["cpu", "cuda"])
         modules[name].add_arguments(c)
     args = p.parse_args(argv)
-    from model.summarizer import Summarizer
-
     module = modules[args.command]
     try:
         model = load_model(args) if getattr(module, "NEEDS_MODEL", True) else None
