@@ -166,7 +166,7 @@ class Summarizer:
         self.max_windows = max_windows  # None: whole documents, window by window; 1: BertSum's single input
         self.max_chars = max_chars  # input size limit
         # the input length the scorer was trained on (BertSum: each document's first 512 tokens):
-        # sentences past it sit at sentence positions training never saw
+        # sentences past it sit at sentence positions training rarely or never saw
         self.trained_tokens = trained_tokens or self.max_tokens
 
     @classmethod
