@@ -28,9 +28,7 @@ from __future__ import annotations
 import bisect
 import copy
 import re
-import threading
 import weakref
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +37,7 @@ from tokenizers import AddedToken
 
 from analysis.explain import SentenceStatus, selection
 from model.bert import extended_mask
-from model.summarizer import CONTROL, Encoded, Summarizer, pool_sentences, record
+from model.summarizer import CONTROL, Encoded, Summarizer, hooks, pool_sentences, record
 from model.text import WordPieceTokenizer, split_sentences
 from model.trace import Summary
 
@@ -287,27 +285,6 @@ def align(a: tuple[str, ...] | list[str], b: tuple[str, ...] | list[str]) -> tup
             at = next((n + 1 for n, r in enumerate(rows) if r.b == j - 1), 0)
             rows.insert(at, Aligned(None, j, "new"))
     return tuple(rows)
-
-
-# ------------------------------------------------------------------ hooks
-
-@contextmanager
-def hooks(pre=(), post=()):
-    """Forward pre-hooks and forward hooks, (module, fn) pairs, for the duration of the block; each
-    acts only for the thread that entered it (one model serves many threads, as ``record``), and
-    all are removed on exit, whatever happens."""
-    owner = threading.get_ident()
-
-    def mine(fn):
-        return lambda *args: fn(*args) if threading.get_ident() == owner else None
-
-    handles = ([m.register_forward_pre_hook(mine(f)) for m, f in pre]
-               + [m.register_forward_hook(mine(f)) for m, f in post])
-    try:
-        yield
-    finally:
-        for h in handles:
-            h.remove()
 
 
 # ------------------------------------------------------------------ the two runs

@@ -24,7 +24,6 @@ words of the document raised or lowered a sentence's score.
 from __future__ import annotations
 
 import re
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -32,7 +31,7 @@ from typing import Callable, Iterable
 import numpy as np
 import torch
 
-from model.summarizer import CONTROL, Encoded, Summarizer, best_part, trigrams
+from model.summarizer import CONTROL, Encoded, Summarizer, best_part, hooks, trigrams
 
 STATUSES = ("selected", "trigram-blocked", "below-k", "too-short", "not-fed")
 PLAIN_METHOD = ("gradient × input on BERT's word embeddings (Shrikumar et al. 2017; Denil et al. 2014), "
@@ -108,20 +107,15 @@ def embedding_leaves(summarizer: Summarizer):
     (``bert.embeddings.word_embeddings``, [1, T_w, D] per window) made by this thread is
     replaced by a leaf tensor that requires grad, and recorded: yields the list of leaves.
     The hook is always removed."""
-    owner, leaves = threading.get_ident(), []
+    leaves = []
 
     def hook(module, args, output):
-        if threading.get_ident() != owner:
-            return None
         leaf = output.detach().requires_grad_()
         leaves.append(leaf)
         return leaf
 
-    handle = summarizer.model.bert.embeddings.word_embeddings.register_forward_hook(hook)
-    try:
+    with hooks(post=[(summarizer.model.bert.embeddings.word_embeddings, hook)]):
         yield leaves
-    finally:
-        handle.remove()
 
 
 @contextmanager
@@ -129,13 +123,11 @@ def conservative(summarizer: Summarizer, enabled: bool = True):
     """Ali et al. (2022)'s rules for gradient × input through a Transformer: attention
     probabilities (every softmax) and LayerNorm's 1/σ are treated as constants in the backward
     pass (the forward values are unchanged, bit for bit). Hooks removed on exit."""
-    owner, handles = threading.get_ident(), []
-
     def softmax_hook(module, args, output):
-        return output.detach() if threading.get_ident() == owner else None
+        return output.detach()
 
     def norm_hook(module, args, output):
-        if threading.get_ident() != owner or not torch.is_grad_enabled():
+        if not torch.is_grad_enabled():
             return None
         x = args[0]  # [..., D]
         mu = x.mean(-1, keepdim=True)
@@ -145,17 +137,10 @@ def conservative(summarizer: Summarizer, enabled: bool = True):
             lin = lin * module.weight + module.bias
         return output.detach() + (lin - lin.detach())  # the value of output, the gradient of lin
 
-    if enabled:
-        for m in summarizer.model.modules():
-            if isinstance(m, torch.nn.Softmax):
-                handles.append(m.register_forward_hook(softmax_hook))
-            elif isinstance(m, torch.nn.LayerNorm):
-                handles.append(m.register_forward_hook(norm_hook))
-    try:
+    with hooks(post=[(m, softmax_hook if isinstance(m, torch.nn.Softmax) else norm_hook)
+                     for m in summarizer.model.modules()
+                     if enabled and isinstance(m, (torch.nn.Softmax, torch.nn.LayerNorm))]):
         yield
-    finally:
-        for h in handles:
-            h.remove()
 
 
 RULES = ("conservative", "plain")  # gradient × input with Ali et al. (2022)'s rules, or without

@@ -128,23 +128,35 @@ def select(scores: list[float | None], sentences: tuple[str, ...], k: int, block
 
 
 @contextmanager
-def record(modules: dict[str, nn.Module]):
-    """Forward hooks on ``modules`` for the duration of the block (vit-pytorch's recorder).
-    Yields {name: [outputs…]}: detached outputs of calls made by this thread only."""
-    owner, store = threading.get_ident(), defaultdict(list)
+def hooks(pre=(), post=()):
+    """Forward pre-hooks and forward hooks, (module, fn) pairs, for the duration of the block;
+    each acts only for the thread that entered it (one model serves many threads), and all are
+    removed on exit, whatever happens."""
+    owner = threading.get_ident()
 
-    def hook_for(name):
-        def hook(module, args, output):
-            if threading.get_ident() == owner:
-                store[name].append(output.detach())
-        return hook
+    def mine(fn):
+        return lambda *args: fn(*args) if threading.get_ident() == owner else None
 
-    handles = [m.register_forward_hook(hook_for(n)) for n, m in modules.items()]
+    handles = ([m.register_forward_pre_hook(mine(f)) for m, f in pre]
+               + [m.register_forward_hook(mine(f)) for m, f in post])
     try:
-        yield store
+        yield
     finally:
         for h in handles:
             h.remove()
+
+
+@contextmanager
+def record(modules: dict[str, nn.Module]):
+    """Forward hooks on ``modules`` for the duration of the block (vit-pytorch's recorder).
+    Yields {name: [outputs…]}: detached outputs of calls made by this thread only."""
+    store = defaultdict(list)
+
+    def keep(name):
+        return lambda module, args, output: store[name].append(output.detach())
+
+    with hooks(post=[(m, keep(n)) for n, m in modules.items()]):
+        yield store
 
 
 class Summarizer:

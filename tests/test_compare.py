@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from analysis import compare as C
+from model.summarizer import hooks
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))}
@@ -166,14 +167,14 @@ def test_hooks_act_for_the_calling_thread_only_and_always_go():
     x = torch.ones(1, 3)
     plain = lin(x)
     zero = lambda module, args, out: torch.zeros_like(out)  # noqa: E731
-    with C.hooks(post=[(lin, zero)]):
+    with hooks(post=[(lin, zero)]):
         assert not lin(x).any()
         other = []
         t = threading.Thread(target=lambda: other.append(lin(x)))
         t.start()
         t.join()
         assert torch.equal(other[0], plain)
-    with pytest.raises(RuntimeError), C.hooks(pre=[(lin, lambda m, args: (args[0] * 0,))]):
+    with pytest.raises(RuntimeError), hooks(pre=[(lin, lambda m, args: (args[0] * 0,))]):
         raise RuntimeError
     assert torch.equal(lin(x), plain) and not lin._forward_hooks and not lin._forward_pre_hooks
 
@@ -214,9 +215,9 @@ def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
 
     def score_with(pre=(), post=(), inter_pre=()):
         with torch.inference_mode():
-            with C.hooks(pre=pre, post=post):
+            with hooks(pre=pre, post=post):
                 vecs = s.model.sentence_vectors(**B.inputs)  # one window: the whole document
-            with C.hooks(pre=inter_pre):
+            with hooks(pre=inter_pre):
                 return float(s.score_vectors(vecs)[0, B.part])
 
     def bert_head(layer, h):
