@@ -624,8 +624,7 @@ def _states(s: Summarizer, enc: Encoded, part: int) -> _States:
     layer (``BertEncoder.forward``'s start/end) with the context vectors recorded; then the
     sentence encoder with its layer outputs and context vectors recorded."""
     bert, ext, model = s.model.bert, s.model.ext_layer, s.model
-    token = enc.cls_positions[part]
-    window = int(np.searchsorted(enc.window_starts, token, side="right")) - 1
+    window = int(enc.part_windows()[part])
     a, b = enc.window(window)
     inputs = s.window_inputs(enc, a, b)
     ctx, inter_ctx = {}, {}
@@ -734,7 +733,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
                 window_vecs.append(_pool(s, bert.encoder(y, mask, start=l + 1) if l + 1 < L else y, B.inputs))
             labels += [("bert_head", l, h) for h in range(H)]
     window_vecs = torch.cat(window_vecs)  # [N_bert, S_w, D]
-    first = int(np.searchsorted(enc_b.cls_positions, enc_b.window_starts[B.window]))
+    first = int(enc_b.window_parts()[B.window])
     n_bert = len(window_vecs)
 
     # the sentence encoder: every variant as one batch

@@ -330,7 +330,7 @@ def token_attributions(summarizer: Summarizer, enc: Encoded, scores, vecs, leave
             return out
         out = {i: np.zeros(T, dtype=np.float32) for i in sentences}
         bert_gates, _ = summarizer.head_mask(mask_heads)
-        parts = np.searchsorted(np.array(enc.cls_positions), np.array(enc.window_starts + (T,)))  # part range per window
+        parts = enc.window_parts()  # part range per window
         W = len(enc.window_starts)
         for w in range(W):
             a, b = enc.window(w)

@@ -75,11 +75,6 @@ def sinusoid_at(pos: torch.Tensor, d: int) -> torch.Tensor:
     return pe  # [S, d]
 
 
-def window_of_parts(enc: Encoded) -> np.ndarray:
-    """[S] the BERT window of each fed part."""
-    return np.searchsorted(np.array(enc.window_starts), np.array(enc.cls_positions), side="right") - 1
-
-
 def positions(treatment: str, enc: Encoded, R: int, R_max: int) -> torch.Tensor:
     """The sentence positions [S'] a treatment gives the document's parts (S' = n0 for
     ``first512``: only the parts of window 0 are scored)."""
@@ -88,7 +83,7 @@ def positions(treatment: str, enc: Encoded, R: int, R_max: int) -> torch.Tensor:
     if treatment == "whole":
         return i
     if treatment == "first512":
-        return i[: int((window_of_parts(enc) == 0).sum())]
+        return i[: int((enc.part_windows() == 0).sum())]
     if treatment == "clamp":
         return i.clamp(max=R)
     if treatment == "clampmax":
@@ -96,7 +91,7 @@ def positions(treatment: str, enc: Encoded, R: int, R_max: int) -> torch.Tensor:
     if treatment.startswith("clamp@"):
         return i.clamp(max=int(treatment[6:]))
     if treatment == "restart":
-        w = torch.from_numpy(window_of_parts(enc))
+        w = torch.from_numpy(enc.part_windows())
         first = torch.tensor([int((w < k).sum()) for k in range(int(w.max()) + 1)])  # first part of each window
         return i - first[w]
     if treatment == "interp":
@@ -229,7 +224,7 @@ def example(summarizer: Summarizer, path: Path, sentence: int, R: int, R_max: in
     sents = tuple(s.strip() for s in enc.sentences)
     out = {"file": str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path), "sentence": sentence,
            "windows": len(enc.window_starts), "parts": len(enc.cls_positions),
-           "part_window": int(window_of_parts(enc)[j]), "treatments": {}}
+           "part_window": int(enc.part_windows()[j]), "treatments": {}}
     with torch.inference_mode():
         vecs = summarizer.sentence_vectors(enc)[0]  # [1, S, D]
         for t in treatments:

@@ -106,6 +106,14 @@ class Encoded:
         """Token range [start, end) of window w."""
         return self.window_starts[w], (self.window_starts + (len(self.tokens),))[w + 1]
 
+    def part_windows(self) -> np.ndarray:
+        """[S] int64: the window of each fed part."""
+        return np.searchsorted(np.array(self.window_starts), np.array(self.cls_positions), side="right") - 1
+
+    def window_parts(self) -> np.ndarray:
+        """[W + 1] int64: window w feeds the parts [out[w], out[w + 1])."""
+        return np.searchsorted(np.array(self.cls_positions), np.array(self.window_starts + (len(self.tokens),)))
+
 
 def trigrams(sentence: str) -> set[tuple[str, ...]]:
     words = sentence.lower().split()
@@ -340,7 +348,7 @@ class Summarizer:
         # halve each layer before stacking: half the bytes copied (capture overhead is ~30% of a forward)
         layers = lambda name: np.stack([np16(rec[f"{name}{i}"][0][0]) for i in range(L)])  # noqa: E731 [L, H, T, T]
         heads = lambda name: np.stack([np16(att.split_heads(rec[f"{name}{i}"][0])[0]) for i in range(L)])  # noqa: E731 [L, H, T, dh]
-        ranks = np.searchsorted(np.array(enc.cls_positions), np.array(enc.window_starts + (len(enc.tokens),)))
+        ranks = enc.window_parts()
         S, T = len(enc.input_sentences), b - a
         return Trace(
             summary=self.summary(enc, scores, k, block_trigram, mask_heads),
