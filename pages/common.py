@@ -123,8 +123,9 @@ def _configured(argv: tuple[str, ...]) -> dict:
         except ValueError as e:
             out[Path(f).name] = str(e)
     for m in specs:
-        out[m.name] = m.problem() or m
-        if m.checkpoint and not m.problem():  # its plain backbone, for "what fine-tuning changed" and A/B
+        problem = m.problem()
+        out[m.name] = problem or m
+        if m.checkpoint and not problem:  # its plain backbone, for "what fine-tuning changed" and A/B
             plain = f"{m.name}{PLAIN}"
             out[plain] = replace(m, name=plain, checkpoint=None)
     for name in set(out) & set(shipped_weights()):
@@ -162,9 +163,15 @@ def model_arguments(weights: str) -> list[str]:
     return ["--checkpoint", str(WEIGHTS_DIR / weights)] if weights in shipped_weights()[:-1] else []
 
 
+def usable_models() -> list[str]:
+    """The picker's names but those known not to load."""
+    failed = {n for n, spec in configured_models().items() if isinstance(spec, str)}
+    return [n for n in weights_choices() if n not in failed]
+
+
 def default_model() -> str:
     """The first model that may load: a configured one if any, else the shipped weights."""
-    return next(n for n in weights_choices() if not isinstance(configured_models().get(n), str))
+    return usable_models()[0]
 
 
 def model_caption(model) -> str:
@@ -288,7 +295,7 @@ def side_by_side(key: str):
     """A "Side by side with" model picker; returns (name, its Trace of the current document and
     settings on the same BERT window if it has one) or None. A model that fails is one line."""
     params = state.params()
-    others = [n for n in weights_choices() if n != params["weights"] and not isinstance(configured_models().get(n), str)]
+    others = [n for n in usable_models() if n != params["weights"]]
     other = st.selectbox("Side by side with", [None] + others, key=state.keep(key),
                          format_func=lambda n: "— no second model —" if n is None else n,
                          help="The same document and settings through a second model: summaries, scores and head "
