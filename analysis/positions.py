@@ -3,10 +3,11 @@
 The shipped weights were trained on each document's first 512-token BERT window only
 (``Summarizer.encode(text, 1)``), so the sentence encoder's sinusoid rows (model/inter_encoder.py)
 were trained only for the row numbers a first window holds. The app reads whole documents
-(``max_windows=None``) and gives sentence part i row i, however far past the first window it is.
+(``max_windows=None``) and gave sentence part i row i, however far past the first window it was.
 This measures, without retraining, position treatments at inference:
 
-  a  whole      whole document, row = part index (the app today)
+  a  whole      whole document, row = part index (the app before; the shipped weights now
+                carry position_rows = R + 1, i.e. c)
   b  first512   first 512-token window only (BertSum as trained: ``max_windows=1``)
   c  clamp      whole document, row = min(i, R): past the last trained row R, the row R
   c' clampmax   the same with R = the largest row any training first window had
@@ -49,8 +50,8 @@ from training.evaluate import lead, raw_form
 from training.metrics import KEYS, bootstrap_ci, rouge_per_doc
 
 TREATMENTS = ("whole", "first512", "clamp", "clampmax", "restart", "interp")
-LABELS = {"whole": "(a) whole document, row = index (app now)", "first512": "(b) first 512 tokens (BertSum)",
-          "clamp": "(c) clamp at R (1% coverage)", "clampmax": "(c') clamp at R_max",
+LABELS = {"whole": "(a) whole document, row = index (app before)", "first512": "(b) first 512 tokens (BertSum)",
+          "clamp": "(c) clamp at R (1% coverage; app now)", "clampmax": "(c') clamp at R_max",
           "restart": "(d) restart rows per window", "interp": "(e) interpolate into [0, R]"}
 
 
@@ -155,7 +156,7 @@ def evaluate_docs(summarizer: Summarizer, docs, R: int, R_max: int, treatments=T
         assert len(enc.sentences) == len(doc.sentences), "summarizer split differs from data split"
         sents = tuple(s.strip() for s in enc.sentences)
         end0 = enc.window(0)[1]
-        past = {i for i, c in zip(enc.input_sentences, enc.cls_positions) if c >= end0}  # as Summary.past_training
+        past = set(enc.sentences_past(summarizer.trained_tokens))  # as Summary.past_training
         multi.append(len(enc.window_starts) > 1)
         with torch.inference_mode():
             vecs = summarizer.sentence_vectors(enc)[0]  # [1, S, D]

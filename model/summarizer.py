@@ -110,6 +110,12 @@ class Encoded:
         """[S] int64: the window of each fed part."""
         return np.searchsorted(np.array(self.window_starts), np.array(self.cls_positions), side="right") - 1
 
+    def sentences_past(self, tokens: int) -> tuple[int, ...]:
+        """Sentences with a part fed past the first ``tokens`` tokens of the input as a single
+        window (at most the first window's length): where a scorer trained on that input never was."""
+        seen = min(tokens, self.window(0)[1])
+        return tuple(sorted({i for i, c in zip(self.input_sentences, self.cls_positions) if c >= seen}))
+
     def window_parts(self) -> np.ndarray:
         """[W + 1] int64: window w feeds the parts [out[w], out[w + 1])."""
         return np.searchsorted(np.array(self.cls_positions), np.array(self.window_starts + (len(self.tokens),)))
@@ -312,12 +318,10 @@ class Summarizer:
     def summary(self, enc: Encoded, part_scores, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
         """The ``Summary`` of part scores [S] (a tensor or a list)."""
         scores = sentence_scores(enc.input_sentences, len(enc.sentences), [float(s) for s in part_scores])
-        seen = min(self.trained_tokens, enc.window(0)[1])  # tokens of the input as the scorer was trained
-        past = sorted({i for i, c in zip(enc.input_sentences, enc.cls_positions) if c >= seen}
-                      if self.weights == "trained" else ())
+        past = enc.sentences_past(self.trained_tokens) if self.weights == "trained" else ()
         return Summary(enc.sentences, enc.spans, scores, select(scores, enc.sentences, k, block_trigram),
                        enc.too_short, enc.truncated, enc.tokens_cut, str(self.device), self.weights,
-                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)), tuple(past))
+                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)), past)
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
