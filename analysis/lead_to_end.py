@@ -44,7 +44,7 @@ from analysis import compare as C
 from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
 from training.data import DEFAULT_DATA, VALID_END, named_split, split_order
 from training.evaluate import raw_form
-from training.metrics import bootstrap_ci
+from training.metrics import bootstrap, bootstrap_ci
 
 K, BLOCK = 3, True  # the CNN/DM evaluation's setting (top-3, trigram blocking)
 BIG = 0.05  # |Δ| threshold for the "stable" fractions
@@ -52,12 +52,6 @@ CI_N, SEED = 2000, 0
 
 
 # ---------------------------------------------------------------- one document
-
-def lead_of(summarizer: Summarizer, text: str) -> int | None:
-    """0-based index of the first sentence the model scores (None: nothing fed)."""
-    enc = C.encode(summarizer, text)
-    return enc.input_sentences[0] if enc.input_sentences else None
-
 
 def component(r: C.PatchRow) -> str:
     """A row's key in the report: position, vector, all, bert_embeddings, bert_layer_3,
@@ -71,8 +65,9 @@ def one(summarizer: Summarizer, text: str, heads: bool) -> dict:
     """The experiment on one document → a row (JSON-ready); ``excluded`` says why when it is not
     counted."""
     t0 = time.perf_counter()
-    lead = lead_of(summarizer, text)
-    n_sent = len(C.encode(summarizer, text).sentences)
+    enc = C.encode(summarizer, text)
+    lead = enc.input_sentences[0] if enc.input_sentences else None  # the first sentence the model scores
+    n_sent = len(enc.sentences)
     row = {"lead": lead, "n_sentences": n_sent}
     if lead is None:
         return row | {"excluded": "no sentence scored"}
@@ -106,11 +101,6 @@ def one(summarizer: Summarizer, text: str, heads: bool) -> dict:
 
 # ---------------------------------------------------------------- statistics
 
-def _draw(n: int) -> np.ndarray:
-    """The bootstrap's resampling of n documents: [CI_N, n] indices (``bootstrap_ci``'s draw)."""
-    return np.random.default_rng(SEED).integers(0, n, size=(CI_N, n))
-
-
 def interval(values, stat: str = "mean") -> dict | None:
     """{estimate, low, high, n} of the mean (``bootstrap_ci``) or median of per-document values."""
     v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=float)
@@ -120,7 +110,7 @@ def interval(values, stat: str = "mean") -> dict | None:
         m, lo, hi = bootstrap_ci(v, n=CI_N, seed=SEED)
     else:
         m = float(np.median(v))
-        lo, hi = (float(x) for x in np.quantile(np.median(v[_draw(len(v))], 1), [0.025, 0.975]))
+        lo, hi = bootstrap(lambda idx: np.median(v[idx], 1), len(v), CI_N, SEED)
     return {"estimate": m, "low": lo, "high": hi, "n": int(len(v))}
 
 
@@ -129,10 +119,8 @@ def ratio_interval(num, den) -> dict | None:
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) == 0 or den.sum() == 0:
         return None
-    idx = _draw(len(num))
-    boot = num[idx].sum(1) / den[idx].sum(1)
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    return {"estimate": float(num.sum() / den.sum()), "low": float(lo), "high": float(hi), "n": int(len(num))}
+    lo, hi = bootstrap(lambda idx: num[idx].sum(1) / den[idx].sum(1), len(num), CI_N, SEED)
+    return {"estimate": float(num.sum() / den.sum()), "low": lo, "high": hi, "n": int(len(num))}
 
 
 def diff_interval(rows: list[dict], a: str, b: str) -> dict | None:
@@ -143,10 +131,8 @@ def diff_interval(rows: list[dict], a: str, b: str) -> dict | None:
     den = s_a - s_b
     if len(rows) == 0 or den.sum() == 0:
         return None
-    idx = _draw(len(rows))
-    boot = (pa[idx].sum(1) - pb[idx].sum(1)) / den[idx].sum(1)
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    return {"a": a, "b": b, "estimate": float((pa.sum() - pb.sum()) / den.sum()), "low": float(lo), "high": float(hi)}
+    lo, hi = bootstrap(lambda idx: (pa[idx].sum(1) - pb[idx].sum(1)) / den[idx].sum(1), len(rows), CI_N, SEED)
+    return {"a": a, "b": b, "estimate": float((pa.sum() - pb.sum()) / den.sum()), "low": lo, "high": hi}
 
 
 def components_of(rows: list[dict], keys: list[str]) -> dict:

@@ -32,15 +32,19 @@ def rouge(preds: list[list[str]], refs: list[list[str]]) -> dict[str, float]:
     return {k: float(v) for k, v in zip(KEYS, mean)}
 
 
+def bootstrap(stat, n_docs: int, n: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """The percentile bootstrap ``level`` interval of a statistic over documents: ``stat`` maps
+    resampled document indices [n, N] (one seeded draw, with replacement) to [n] values."""
+    idx = np.random.default_rng(seed).integers(0, n_docs, size=(n, n_docs))  # [n, N]
+    alpha = (1 - level) / 2
+    low, high = np.quantile(stat(idx), [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
 def bootstrap_ci(diffs, n: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high) of per-document values ``diffs`` [N]: the mean and the percentile
-    bootstrap ``level`` interval of the mean, resampling documents with replacement ``n`` times
-    (one [n, N] index draw, seeded)."""
+    bootstrap ``level`` interval of the mean (``bootstrap``)."""
     d = np.asarray(diffs, dtype=float)  # [N]
     if d.ndim != 1 or len(d) == 0:
         raise ValueError(f"diffs must be a non-empty 1-d array, got shape {d.shape}")
-    idx = np.random.default_rng(seed).integers(0, len(d), size=(n, len(d)))  # [n, N]
-    means = d[idx].mean(1)  # [n]
-    alpha = (1 - level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return float(d.mean()), float(low), float(high)
+    return (float(d.mean()), *bootstrap(lambda idx: d[idx].mean(1), len(d), n, seed, level))
