@@ -11,7 +11,8 @@ import sys
 COMMANDS = {"explain": "why these sentences: statuses, position vs content, word attributions",
             "heads": "head statistics and head importance for the summary",
             "corpus": "summaries and head statistics over a JSONL corpus, on Ray",
-            "compare": "what if: A against an edited B (--edit), the summaries, head changes, activation patching"}
+            "compare": "what if: A against an edited B (--edit), the summaries, head changes, activation patching",
+            "mixing": "what the model used: norm-based contributions, ALTI, value zeroing, the faithfulness scoreboard"}
 
 
 def load_model(args):

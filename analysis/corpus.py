@@ -1,7 +1,7 @@
 """Corpus mode: summaries and head statistics over many documents, on Ray Data.
 
     python -m analysis corpus IN.jsonl --out DIR [--k 3] [--stats] [--importance gradient]
-                                       [--address RAY_ADDRESS] [--limit N] [--workers N]
+                                       [--faithfulness] [--address RAY_ADDRESS] [--limit N] [--workers N]
 
 IN.jsonl holds one ``{"id", "text"[, "reference"]}`` per line (``reference``: a string, or a
 list of sentences). DIR gets
@@ -10,7 +10,10 @@ list of sentences). DIR gets
   dtypes (int8 layer/head, float16 values, categorical id/part);
 - ``report.json``: per-head mean and spread of every statistic, the histogram of selected
   positions, the share of summaries that are exactly the lead, ROUGE vs Lead-k with bootstrap
-  95% intervals (when references exist), documents/s, time to the first result, failures.
+  95% intervals (when references exist), documents/s, time to the first result, failures;
+  with ``--faithfulness``, the scoreboard of analysis/mixing.py for each document's highest-scoring
+  selected sentence, and per method its mean AOPC comprehensiveness / sufficiency with bootstrap
+  95% intervals over documents, and the paired differences to random and to raw attention.
 
 How it runs: ``ray.init()`` starts a local Ray on this machine, or ``--address``/``RAY_ADDRESS``
 joins a cluster. The driver streams the input and packs the documents still to do into units
@@ -104,7 +107,8 @@ def lead(summary, k: int) -> tuple[int, ...]:
     return tuple(i for i, s in enumerate(summary.scores) if s is not None)[:k]
 
 
-def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, importance: bool) -> tuple[dict, list[dict]]:
+def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, importance: bool,
+                  faithfulness: bool = False) -> tuple[dict, list[dict]]:
     """One document → (its summary JSON + id, its head rows). Attention is reduced to
     statistics here; no trace leaves this function."""
     from analysis.heads import bert_stats, importance_gradient, inter_stats
@@ -130,6 +134,14 @@ def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, impor
                 rows.append({"id": doc["id"], "part": part, "layer": layer, "head": head,
                              **{name: float(v[layer, head]) for name, v in named.items()}})
     out = {"id": doc["id"], **summary.to_json(), "lead": list(lead(summary, k))}
+    if faithfulness and summary.selected:
+        from analysis.mixing import faithfulness as scoreboard
+
+        best = max(summary.selected, key=lambda i: summary.scores[i])
+        board = scoreboard(summarizer, doc["text"], best)
+        out["faithfulness"] = {"sentence": best, "score": board["score"], "scopes": {
+            scope: {m: [v["aopc_comprehensiveness"], v["aopc_sufficiency"]] for m, v in entry.items()}
+            for scope, entry in board["scopes"].items()}}
     if doc.get("reference") is not None:
         out["reference"] = doc["reference"]
     return out, rows
@@ -139,14 +151,14 @@ class Worker:
     """Ray Data's stateful callable: the model loads once per actor; each call gets one unit."""
 
     def __init__(self, backbone: str | None, checkpoint: str | None, k: int, block: bool, stats: bool,
-                 importance: bool):
+                 importance: bool, faithfulness: bool = False):
         import torch
 
         from model.summarizer import Summarizer
 
         torch.set_num_threads(1)  # one core per actor: actors, not threads, use the machine
         self.summarizer = Summarizer.load(backbone, checkpoint, device="cpu")
-        self.args = (k, block, stats, importance)
+        self.args = (k, block, stats, importance, faithfulness)
 
     def __call__(self, batch: dict) -> dict:
         summaries, heads = [], []
@@ -214,7 +226,7 @@ def next_shard(out: Path) -> int:
 def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats: bool = False,
         importance: str | None = None, address: str | None = None, limit: int | None = None,
         workers: int | None = None, unit_tokens: int = 2000, checkpoint: str | None = None,
-        progress=None, backbone: str | None = None) -> dict:
+        progress=None, backbone: str | None = None, faithfulness: bool = False) -> dict:
     """Summarize (and measure heads over) a JSONL corpus with Ray Data; returns the report.
     ``progress(done, total, docs_per_s)`` is called as results arrive (the app's progress bar)."""
     import ray
@@ -238,7 +250,8 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
         for chunk in chunks(units(read_input(input_path, done, limit), unit_tokens), CHUNK_DOCS):
             ds = ray.data.from_items([{"unit": json.dumps(u, ensure_ascii=False)} for u in chunk],
                                      override_num_blocks=len(chunk))
-            ds = ds.map_batches(Worker, fn_constructor_args=(backbone, checkpoint, k, block, stats, importance == "gradient"),
+            ds = ds.map_batches(Worker, fn_constructor_args=(backbone, checkpoint, k, block, stats, importance == "gradient",
+                                                                   faithfulness),
                                 batch_size=1, concurrency=workers, num_cpus=1)
             for row in ds.iter_rows():
                 summaries, heads = json.loads(row["summaries"]), json.loads(row["heads"])
@@ -276,6 +289,7 @@ def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> 
     report["selected_position_histogram"] = np.bincount(positions, minlength=10).tolist() if positions else []
     report["lead_share"] = round(float(np.mean([d["selected"] == d["lead"] for d in ok])), 4) if ok else None
     report["rouge"] = rouge_vs_lead(ok, k)
+    report["faithfulness"] = faithfulness_report(ok)
     parts = sorted((out / "shards").glob("heads-*.parquet"))
     if parts:
         heads = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
@@ -319,12 +333,43 @@ def rouge_vs_lead(docs: list[dict], k: int) -> dict | None:
     return out
 
 
+def faithfulness_report(docs: list[dict]) -> dict | None:
+    """The scoreboards over documents: per scope and method the mean AOPC comprehensiveness,
+    sufficiency and their difference (comprehensiveness − sufficiency, higher = more faithful)
+    with bootstrap 95% intervals, the paired difference of that gap to random's and to raw
+    attention's, and the most faithful method with its paired margin over the runner-up."""
+    from training.metrics import bootstrap_ci
+
+    docs = [d for d in docs if d.get("faithfulness")]
+    if not docs:
+        return None
+    ci = lambda x: [round(v, 4) for v in bootstrap_ci(x)]  # noqa: E731  mean, low, high
+    out = {"documents": len(docs), "metric": "AOPC over deleted fractions 0.1-0.5 (analysis/mixing.py)"}
+    for scope in ("all", "other"):
+        rows = [d["faithfulness"]["scopes"][scope] for d in docs if scope in d["faithfulness"]["scopes"]]
+        methods = [m for m in rows[0] if all(m in r for r in rows)] if rows else []
+        if not methods:
+            continue
+        gap = {m: np.array([r[m][0] - r[m][1] for r in rows]) for m in methods}
+        entry = {m: {"comprehensiveness": ci([r[m][0] for r in rows]), "sufficiency": ci([r[m][1] for r in rows]),
+                     "gap": ci(gap[m]), "gap_minus_random": ci(gap[m] - gap["random"]),
+                     **({"gap_minus_attention": ci(gap[m] - gap["attention"])} if "attention" in gap else {})}
+                 for m in methods}
+        ranked = sorted((m for m in methods if m != "random"), key=lambda m: -gap[m].mean())
+        entry["best"] = {"method": ranked[0], "runner_up": ranked[1] if len(ranked) > 1 else None,
+                         "margin": ci(gap[ranked[0]] - gap[ranked[1]]) if len(ranked) > 1 else None}
+        out[scope] = entry
+    return out
+
+
 # ---------------------------------------------------------------- command line (python -m analysis corpus)
 
 def add_arguments(p) -> None:
     p.add_argument("--out", required=True, help="results directory (a rerun with the same one resumes)")
     p.add_argument("--stats", action="store_true", help="head statistics per document (Clark et al. 2019)")
     p.add_argument("--importance", choices=["gradient"], help="head importance per document (Michel et al. 2019 §4)")
+    p.add_argument("--faithfulness", action="store_true",
+                   help="the faithfulness scoreboard (analysis/mixing.py) of each document's top selected sentence")
     p.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--limit", type=int, help="only the first N lines of the input")
     p.add_argument("--workers", type=int, help="model actors (default: one per CPU of the cluster)")
@@ -350,6 +395,6 @@ def cli(args, summarizer=None) -> dict:
             raise ValueError(spec.problem())
         backbone, checkpoint = str(spec.backbone), spec.checkpoint and str(spec.checkpoint)
     report = run(args.file, args.out, args.k, args.block, args.stats, args.importance, args.address, args.limit,
-                 args.workers, args.unit_tokens, checkpoint, progress, backbone)
+                 args.workers, args.unit_tokens, checkpoint, progress, backbone, args.faithfulness)
     bar.close()
     return {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json

@@ -5,6 +5,12 @@ head matters to the summary.
   to a class of tokens is the mean over query tokens of the summed weight on the keys of that
   class ([CLS], [SEP], punctuation, the previous / next token, the same / other sentences);
   its entropy is the mean over query rows of -Σ_j a_ij log a_ij (nats). From a ``Trace`` (no model).
+  [CLS], [SEP] and rollout match clarkkev/attention-analysis to 1e-6. Three differ *by definition*
+  (``DEFINITIONS``): punctuation is any punctuation WordPiece (Clark: "." and "," only);
+  previous / next average over the T − 1 rows that have one (Clark divides by T); entropy is of
+  the rows as they are (Clark smooths them first, 0.9999·a + 0.0001/T). BertSum puts a [CLS]
+  before every sentence, so "to [CLS]" is to all of them; ``first_cls`` is the window's first
+  [CLS] alone, Clark's [CLS].
 * Importance (Michel et al. 2019, "Are sixteen heads really better than one?"): a gate ξ_h
   multiplies head h's attention output (their Eq. 2; ``Summarizer.head_mask``). The objective
   is L = the sum of the selected sentences' scores. Ablation: ξ_h = 0, exactly, every head;
@@ -29,15 +35,21 @@ from model.summarizer import Encoded, Summarizer, best_part, pool_sentences
 PARTS = ("bert", "inter")
 PART_NAMES = {"bert": "BERT", "inter": "Sentence encoder"}
 BERT_STATS = {  # name → what it measures (table column / map title)
-    "cls": "attention to [CLS]",
+    "cls": "attention to [CLS] (every sentence's)",
+    "first_cls": "attention to the first [CLS]",
     "sep": "attention to [SEP]",
-    "punctuation": "attention to punctuation",
-    "previous": "attention to the previous token",
-    "next": "attention to the next token",
+    "punctuation": "attention to punctuation (any punctuation token)",
+    "previous": "attention to the previous token (÷ T − 1)",
+    "next": "attention to the next token (÷ T − 1)",
     "same_sentence": "attention to tokens of the same sentence",
     "other_sentences": "attention to tokens of other sentences",
-    "entropy": "entropy of the rows (nats)",
+    "entropy": "entropy of the rows (nats, unsmoothed)",
 }
+DEFINITIONS = ("Where these differ from Clark et al.'s code (clarkkev/attention-analysis): punctuation is any "
+               "punctuation token (theirs: \".\" and \",\"); previous / next average over the T − 1 tokens that have "
+               "one (theirs: ÷ T); entropy is of the rows as they are (theirs smooths them to 0.9999·a + 0.0001/T "
+               "first). BertSum puts a [CLS] before every sentence: \"to [CLS]\" sums all of them, \"to the first "
+               "[CLS]\" is Clark's [CLS]. [CLS], [SEP] and rollout match their code to 1e-6.")
 INTER_STATS = {
     "same_sentence": "attention to the same sentence",
     "earlier": "attention to earlier sentences",
@@ -76,7 +88,8 @@ def bert_stats(trace) -> dict[str, np.ndarray]:
     A = torch.from_numpy(trace.bert_attention)  # [L, H, T, T] float16
     L, H, T, _ = A.shape
     tokens = np.array(trace.tokens, dtype=object)
-    columns = {"cls": np.flatnonzero(tokens == "[CLS]"), "sep": np.flatnonzero(tokens == "[SEP]"),
+    columns = {"cls": np.flatnonzero(tokens == "[CLS]"), "first_cls": np.flatnonzero(tokens == "[CLS]")[:1],
+               "sep": np.flatnonzero(tokens == "[SEP]"),
                "punctuation": np.flatnonzero([is_punctuation(t) for t in trace.tokens])}  # key positions
     sent = np.asarray(trace.token_sentence)
     bounds = np.flatnonzero(np.r_[True, sent[1:] != sent[:-1], True])  # a sentence is a contiguous run of tokens

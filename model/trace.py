@@ -89,7 +89,11 @@ class Trace:
         out = {"tokens": np.array(self.tokens), "sentences": np.array(self.summary.sentences),
                "scores": np.array([np.nan if s is None else s for s in self.summary.scores],
                                   dtype=np.float32),
-               "selected": np.array(self.summary.selected, dtype=np.int64)}
+               "selected": np.array(self.summary.selected, dtype=np.int64),
+               # heads switched off during the run: rows (part, layer, head), part 0 = BERT, 1 = the
+               # sentence encoder, 0-based; an NPZ of a run with --mask-heads says so
+               "masked_heads": np.array([(("bert", "inter").index(p), l, h) for p, l, h in self.summary.masked_heads],
+                                        dtype=np.int64).reshape(-1, 3)}
         out.update({f.name: v for f in fields(self) if isinstance(v := getattr(self, f.name), np.ndarray)})
         return out
 

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from pages.common import COLORSCALES, figure, head_map, layer_head_pickers, need_trace, plot, window_caption
+from pages.common import (COLORSCALES, _TRACE_KEYS, figure, head_map, layer_head_pickers, need_trace, plot, row_shares,
+                          run_cached, run_mixing, shared_figure, window_caption, with_maps)
 from pages.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -40,11 +41,39 @@ if view in ("One head", "All heads of a layer", "Rollout"):
         rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key="bert_range",
                                format_func=lambda i: sentence_label(trace, i, 24, escape=markdown_text))
 
+SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax weights α. Norm-weighted: "
+             "‖α f(x_j)‖, the length of what token j actually adds through the head (f(x) = (x W_V + b_V) W_O; "
+             "Kobayashi et al. 2020), as each row's share. ALTI: what each token contributes to the layer's output "
+             "after the residual and LayerNorm (Ferrando et al. 2022), per layer or composed down to the input.")
 if view == "One head":
-    st.caption("Pick the head with the buttons above the map: they switch in the browser at once, to a preview "
-               "(k × k-token blocks) on long windows, and the exact weights follow from the server.")
-    head_map(trace, layer, "bert_head", "bert_token", hide_special=hide, sentence_range=rng, colorscale=colorscale,
-             scale=scale)
+    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI"], default="attention",
+                                key=keep("bert_show"), help=SHOW_HELP) or "attention"
+    opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
+    if show == "attention":
+        st.caption("Pick the head with the buttons above the map: they switch in the browser at once, to a preview "
+                   "(k × k-token blocks) on long windows, and the exact weights follow from the server.")
+        head_map(trace, layer, "bert_head", "bert_token", **opts)
+    else:
+        mix = run_mixing(trace)
+        key = _TRACE_KEYS.get(id(trace))
+        st.caption(f"Layer {layer + 1}: context's share of each token's update (mixing ratio, residual and "
+                   f"LayerNorm counted; Kobayashi et al. 2021) is {mix.mixing_ratio[layer]:.0%} on average; the rest "
+                   "is the token's own vector.")
+        if show == "norm-weighted":
+            shares = run_cached((*key, "norm-shares"), lambda: row_shares(mix.norm_head)) if key else \
+                row_shares(mix.norm_head)
+            st.caption("Each row: the share of what the head adds to the query token that comes from each key token, "
+                       "‖α f(x_j)‖ / Σ ‖α f(x)‖. Buttons pick the head; hover shows the share.")
+            head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm", **opts)
+        else:
+            level = st.radio("ALTI", ["this layer", "composed to the input"], horizontal=True, key=keep("bert_alti"))
+            m = mix.alti_layer[layer] if level == "this layer" else mix.alti_input
+            what = f"layer {layer + 1}" if level == "this layer" else f"all {L} layers, composed"
+            plot(shared_figure(trace, ("alti", level, layer, tuple(sorted(opts.items()))),
+                               lambda: X.rollout_heatmap(trace, m, title=f"ALTI, {what}: {{n}} × {{n}} tokens",
+                                                         what="contribution", **opts)), key="bert_alti_map")
+            st.caption("ALTI (Ferrando et al. 2022): row = the token receiving, column = the token contributing; "
+                       "each row sums to 1. Composed: C_L ⋯ C_1, what each top-layer token is made of.")
 elif view == "All heads of a layer":
     plot(figure(A.head_grid, trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
          key="bert_grid")

@@ -283,6 +283,48 @@ def run_cached(key: tuple, compute):
     return trace_cache().get(key, compute)
 
 
+def run_mixing(trace):
+    """What the model used (``analysis.mixing.mixing``) in the Trace's BERT window, cached beside it
+    in the server-wide bounded cache; a progress bar while it runs."""
+    params = state.params()
+
+    def compute():
+        from analysis.mixing import mixing
+
+        bar = st.progress(0.0, "Measuring what each token contributed (norms, ALTI)…")
+        with model_slots():
+            mix = mixing(get_model(params["weights"], params["device"]), params["text"], trace.window,
+                         trace.summary.masked_heads,
+                         progress=lambda done, total: bar.progress(done / total, f"layer {min(done, total - 1)} of "
+                                                                                 f"{total - 1}"))
+        bar.empty()
+        return mix
+
+    key = _TRACE_KEYS.get(id(trace))
+    return compute() if key is None else run_cached((*key, "mixing"), compute)
+
+
+def with_maps(trace, name: str, **maps):
+    """The Trace with some maps replaced (e.g. ``bert_attention`` = norm-weighted shares), so the
+    attention figures draw them; its figures are cached under the Trace's key + ``name``."""
+    from dataclasses import replace
+
+    new = replace(trace, **maps)
+    key = _TRACE_KEYS.get(id(trace))
+    if key is not None:
+        _TRACE_KEYS[id(new)] = (*key, name)
+        weakref.finalize(new, _TRACE_KEYS.pop, id(new), None)
+    return new
+
+
+def row_shares(m):
+    """[..., T, T] non-negative contributions → each row's shares (rows sum to 1), float16 like attention."""
+    import numpy as np
+
+    m = m.astype(np.float32)
+    return (m / np.maximum(m.sum(-1, keepdims=True), 1e-12)).astype(np.float16)
+
+
 def current_trace():
     """The Trace of the last Summarize click (recomputed if it fell out of the cache), or None."""
     params = state.params()

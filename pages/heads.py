@@ -148,6 +148,7 @@ if view == "Statistics":
     st.markdown("Statistics of Clark et al. (2019, *What does BERT look at?*, §3): a head's attention to a kind "
                 "of token is the mean over query tokens of the summed weights on such keys; entropy is the "
                 "mean over rows (low = focused on a few tokens, high = spread).")
+    st.caption(AH.DEFINITIONS)
     c = st.columns(3)
     name = c[0].selectbox("BERT statistic", list(AH.BERT_STATS), format_func=AH.BERT_STATS.get, key=keep("heads_stat"))
     iname = c[1].selectbox("Sentence-encoder statistic", list(AH.INTER_STATS), format_func=AH.INTER_STATS.get,

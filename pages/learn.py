@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from pages.common import window_caption, layer_head_pickers, need_trace, plot
+from pages.common import layer_head_pickers, need_trace, plot, run_mixing, window_caption
 from pages.state import keep
 from viz.common import token_labels
 from viz.learn import attention_steps, step_figures
@@ -78,3 +78,23 @@ st.markdown(
     "sentence encoder adds the fixed *sinusoidal* encoding PE(pos, 2i) = sin(pos / 10000^(2i/d)), "
     "PE(pos, 2i+1) = cos(…) to each sentence vector, so it knows sentence 1 from sentence 10. See "
     "*Masks & positions* for both tables.")
+
+st.subheader("6. A big weight is not a big contribution")
+st.markdown("The weight says how much of token j's value vector is mixed in; what arrives is α times **that "
+            "vector**, f(x_j) = (x_j W_V + b_V) W_O, and some vectors are short (Kobayashi et al. 2020).")
+if st.toggle("Find such a head in this document", key="learn_sep",
+             help="Measures every head's norm-weighted contributions ‖α f(x)‖ for this window (a few seconds, once)."):
+    from analysis.mixing import sep_head
+
+    found = sep_head(trace.bert_attention, run_mixing(trace))
+    if found is None:
+        st.info("This window has no [SEP] token or no word to compare.")
+    else:
+        st.markdown(
+            f"**Layer {found['layer'] + 1}, head {found['head'] + 1}** puts **{found['attention_on_sep']:.0%}** of its "
+            f"attention on [SEP] tokens, on average over the query tokens. But a [SEP]'s vector through this head "
+            f"is short: ‖f(x)‖ = {found['sep_vector_norm']:.2f} against {found['word_vector_norm']:.2f} for the "
+            f"words. So [SEP] brings only **{found['contribution_of_sep']:.0%}** of what the head adds "
+            f"(norm-weighted). The head looks at [SEP] but mostly passes on the little it takes from the words: "
+            "a weight on [SEP] often means *nothing to add here*. BERT attention → *Show: norm-weighted* draws "
+            "this for every head.")

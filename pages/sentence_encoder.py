@@ -1,7 +1,9 @@
 """Page 3: the TransformerInterEncoder's attention between sentences, beside the scores."""
 import streamlit as st
 
-from pages.common import COLORSCALES, layer_head_pickers, need_trace, plot
+import numpy as np
+
+from pages.common import COLORSCALES, layer_head_pickers, need_trace, plot, row_shares, run_mixing, with_maps
 from pages.state import keep
 from viz.inter import inter_heatmap
 
@@ -12,7 +14,28 @@ source = "mean of each sentence's tokens" if trace.summary.pooling == "mean" els
 st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal position) pass through {L2} "
            f"Transformer layers with {H2} heads each, then a sigmoid gives each sentence its score. "
            "★ = selected for the summary.")
+show = st.segmented_control(
+    "Show", ["attention", "norm-weighted", "ALTI"], default="attention", key=keep("inter_show"),
+    help="Attention: the softmax weights. Norm-weighted: ‖α f(x_j)‖, what sentence j actually adds through the head "
+         "(Kobayashi et al. 2020), as each row's share. ALTI: each sentence's contribution to the layer's output, the "
+         "residual counted (Ferrando et al. 2022; this encoder normalises before attention, so nothing is "
+         "approximated), per layer or composed over both layers.") or "attention"
 c = st.columns(3)
 layer, head = layer_head_pickers(L2, H2, "inter", cols=c[:2])
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("inter_colors"))
-plot(inter_heatmap(trace, layer, head, colorscale=colorscale), key="inter_heatmap")
+if show == "attention":
+    plot(inter_heatmap(trace, layer, head, colorscale=colorscale), key="inter_heatmap")
+else:
+    mix = run_mixing(trace)
+    if show == "norm-weighted":
+        shown = with_maps(trace, "inter-norm", inter_attention=row_shares(mix.inter_norm_head))
+        plot(inter_heatmap(shown, layer, head, colorscale=colorscale, what="norm-weighted share"), key="inter_norm")
+    else:
+        level = st.radio("ALTI", ["this layer", "composed"], horizontal=True, key=keep("inter_alti"))
+        m = mix.inter_alti_layer[layer] if level == "this layer" else mix.inter_alti
+        shown = with_maps(trace, "inter-alti", inter_attention=np.asarray(m, dtype=np.float16)[None, None])
+        title = f"ALTI, layer {layer + 1}" if level == "this layer" else f"ALTI composed over {L2} layers"
+        plot(inter_heatmap(shown, 0, 0, colorscale=colorscale, what="contribution", title=title), key="inter_alti_map")
+    st.caption("Row = the sentence receiving, column = the sentence contributing; each row sums to 1. The input of "
+               "this encoder is each sentence's vector plus its position row, one unit: ALTI cannot split content "
+               "from position (the Why page does that).")

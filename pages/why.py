@@ -115,3 +115,49 @@ st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
         f"Lowered most by: {html.escape(', '.join(down) or '—')}</p>")
 st.html(E.legend_html())
 st.html(E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i])))
+
+# ---------------------------------------------------------------- which explanation to trust
+st.subheader("Which explanation to trust here")
+st.caption("Delete the tokens each method ranks highest for this sentence's score (10-50% of the window's words; "
+           "every [CLS] and [SEP] kept) and see how far the score falls (comprehensiveness, higher = more faithful), "
+           "or keep only them (sufficiency, lower = more faithful), against 10 random orders (DeYoung et al. 2020). "
+           "Methods: raw attention (last layer), rollout, ALTI through the sentence encoder, the gradient × input "
+           "above, and optionally value zeroing of one layer (Mohebbi et al. 2023). About 300 shortened runs of the "
+           "sentence's BERT window.")
+L_bert = trace.bert_attention.shape[0]
+c1, c2 = st.columns([2, 1])
+vz_layer = c1.selectbox("Value zeroing (float64, one more pass per token)", [None] + list(range(L_bert)),
+                        format_func=lambda l: "— leave out —" if l is None else f"BERT layer {l + 1}",
+                        key=state.keep("why_vz"))
+if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/leaderboard:"):
+    st.session_state["why_scoreboard"] = (result, i, vz_layer)
+if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
+    from analysis import mixing as M
+    from pages.common import run_cached
+
+    def board():
+        bar = st.progress(0.0, "Deleting tokens and scoring again…")
+        model = get_model(params["weights"], params["device"])
+        with model_slots():
+            enc = model.encode(params["text"], model.max_windows)
+            heads = params.get("mask_heads", ())
+            cap = M.capture(model, enc, M.sentence_window(model, enc, i, heads), heads)
+            zeroed = None if vz_layer is None else M.value_zeroing(model, cap, vz_layer)[0]
+            return M.faithfulness(model, enc, i, params.get("mask_heads", ()), zeroed=zeroed, cap=cap,
+                                  progress=lambda d, t: bar.progress(d / t, f"{d} / {t} runs"))
+
+    key = (hashlib.sha256(params["text"].encode()).hexdigest(), params["weights"], params["device"],
+           tuple(params.get("mask_heads", ())), "scoreboard", i, vz_layer)
+    b = run_cached(key, board)
+    st.info(b["verdict"], icon=":material/verified:")
+    rows = [{"sentences": M.SCOPES[scope].split(" (")[0], "method": b["names"][m],
+             "comprehensiveness ↑": round(v["aopc_comprehensiveness"], 3),
+             "sufficiency ↓": round(v["aopc_sufficiency"], 3),
+             "comp. − suff. ↑": round(M.faithfulness_gap(v), 3),
+             "random spread (sd)": round(v["aopc_comprehensiveness_std"] + v["aopc_sufficiency_std"], 3)
+             if m == "random" else None}
+            for scope, entry in b["scopes"].items() for m, v in entry.items()]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption(f"Sentence {i + 1}, score {b['score']:.3f}; values are the mean over deleted fractions "
+               f"{', '.join(f'{f:.0%}' for f in b['fractions'])} (AOPC). The second block deletes only the other "
+               "sentences' tokens: there the sentence's own words cannot carry the result.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,3 +241,42 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
         small.get(layer, lambda: go.Figure(maps[0]))
         assert small.nbytes <= small.max_bytes
     assert len(small) == 3
+
+
+def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer_loaded, summarizer):
+    """BERT attention and Sentence encoder: Show = norm-weighted / ALTI draw analysis.mixing's maps
+    (checked against a direct call); Why: the scoreboard's verdict and table; Learn: the [SEP] head."""
+    from analysis.mixing import mixing, sep_head
+
+    at = summarize(new_app(), SHORT)
+    mix = mixing(summarizer, SHORT)
+    at.switch_page("pages/bert_attention.py").run()
+    attention = spec(charts(at)[0])
+    at.segmented_control(key="bert_show").set_value("norm-weighted").run()
+    assert not at.exception and len(charts(at)) == 1
+    norm = json.loads(spec(charts(at)[0]))
+    assert spec(charts(at)[0]) != attention and len(norm["layout"]["updatemenus"][0]["buttons"]) == 13
+    assert any("mixing ratio" in c.value and f"{mix.mixing_ratio[0]:.0%}" in c.value for c in at.caption)
+    at.segmented_control(key="bert_show").set_value("ALTI").run()
+    alti = json.loads(spec(charts(at)[0]))
+    assert "ALTI, layer 1" in alti["layout"]["title"]["text"] and "contribution" in spec(charts(at)[0])
+    at.radio(key="bert_alti").set_value("composed to the input").run()
+    assert "composed" in json.loads(spec(charts(at)[0]))["layout"]["title"]["text"]
+    at.switch_page("pages/sentence_encoder.py").run()
+    at.segmented_control(key="inter_show").set_value("ALTI").run()
+    data = json.loads(spec(charts(at)[0]))["data"][0]
+    import base64
+
+    shown = np.frombuffer(base64.b64decode(data["customdata"]["bdata"]), np.float32).reshape(mix.inter_alti.shape)
+    assert np.allclose(shown, mix.inter_alti_layer[0], atol=1e-3)   # float16 on the way, as attention
+    at.segmented_control(key="inter_show").set_value("norm-weighted").run()
+    assert not at.exception and "norm-weighted share" in spec(charts(at)[0])
+    at.switch_page("pages/learn.py").run()
+    at.toggle(key="learn_sep").set_value(True).run()
+    found = sep_head(summarizer.trace(SHORT).bert_attention, mix)
+    assert any(f"Layer {found['layer'] + 1}, head {found['head'] + 1}" in m.value for m in at.markdown)
+    at.switch_page("pages/why.py").run()
+    next(b for b in at.button if b.key == "why_scoreboard_run").click().run()
+    assert not at.exception and at.info and ("Trust" in at.info[0].value or "No explanation" in at.info[0].value)
+    table = at.dataframe[0].value
+    assert {"raw attention (last layer, mean of heads)", "random order"} <= set(table["method"])

@@ -236,25 +236,6 @@ def test_two_models_side_by_side(app_with, presumm_model, summarizer):
     assert len(maps["heads_other_stat_map"]["data"][0]["y"]) == 6  # MiniLM's 6 layers
 
 
-@pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_gpu_matches_cpu(presumm_base, presumm_model):
-    """Summarize, trace, explain and head ablation on the GPU equal the CPU's (float32 both)."""
-    from analysis.explain import explain
-    from analysis.heads import ablation_importance
-
-    gpu = Summarizer.load(*presumm_base, device="cuda")
-    a, b = presumm_model.trace(ARTICLE), gpu.trace(ARTICLE)
-    assert a.summary.selected == b.summary.selected
-    assert np.allclose(np.array(a.summary.scores, dtype=float), np.array(b.summary.scores, dtype=float), atol=1e-4)
-    assert np.abs(a.bert_attention.astype(np.float32) - b.bert_attention.astype(np.float32)).max() < 2e-3
-    assert isinstance(b.bert_attention, np.ndarray)  # moved to CPU NumPy once, in trace()
-    ea, eb = explain(presumm_model, SHORT, 3, True), explain(gpu, SHORT, 3, True)
-    assert np.allclose(ea["position_score"], eb["position_score"], atol=1e-4)
-    ia, ib = ablation_importance(presumm_model, SHORT), ablation_importance(gpu, SHORT)
-    assert np.allclose(ia["bert"], ib["bert"], atol=1e-4)
-
-
 def test_a_corpus_worker_loads_the_named_model(presumm_base):
     """``python -m analysis corpus … --model NAME=DIR,CKPT``: each Ray actor loads that backbone and
     checkpoint (here one actor, called as Ray Data calls it), statistics over 144 BERT heads."""

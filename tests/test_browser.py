@@ -524,3 +524,42 @@ def test_what_if_page_edit_both_summaries_a_head_and_patching(server, browser, s
     page.locator(".js-plotly-plot").filter(has_text="Fraction of the score change restored").first.scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "what_if_patching.png"))
     page.close()
+
+
+def segment(page, label: str) -> None:
+    """Click a segmented control's option by its text."""
+    page.get_by_role("radio", name=label, exact=True).first.click()
+
+
+def test_contribution_view_in_chromium(server, browser, shots):
+    """BERT attention → Show: norm-weighted (head buttons, a map per head) and ALTI composed; the
+    Sentence encoder's ALTI; what the browser receives for the view stays within the light-view
+    budget (≤ 1.5 MB)."""
+    received: list[int] = []
+    page = open_app(browser, server, received)
+    go_to(page, "BERT attention")
+    summarize(page, ARTICLE)
+    page.locator(HEATMAP).first.wait_for(timeout=120_000)
+    idle(page)
+    received.clear()
+    segment(page, "norm-weighted")
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes('head 1'))", timeout=120_000)
+    page.get_by_text("mixing ratio", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    assert sum(received) <= 1.5e6, sum(received)
+    head_button(page, "5")
+    idle(page)
+    segment(page, "ALTI")
+    idle(page)
+    page.get_by_text("composed to the input").click()
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes('ALTI, all'))", timeout=60_000)
+    assert page.locator(HEATMAP).count() >= 1
+    page.screenshot(path=str(shots / "contribution.png"), full_page=False)
+    go_to(page, "Sentence encoder")
+    segment(page, "ALTI")
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes('ALTI, layer 1'))", timeout=60_000)
+    assert "Traceback" not in page.content()
+    page.close()
