@@ -16,6 +16,8 @@
 8. workshop (scripts/workshop.py): 20 students (6 with --quick) on the same example, one app
    process and then two behind nginx: failures, p95 per step, server CPU per student flow
 9. what_if (benchmarks.what_if): a comparison and activation patching × a summarize
+9b. mixing (benchmarks.mixing): norms, ALTI, mixing, value zeroing and the scoreboard × a forward, and
+   the extra peak memory of ``mixing``, MiniLM and BERT-base
 10. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
    random weights, benchmarks/presumm_fixture.py, written once to $TMPDIR) in benchmarks.model and in
    the browser (``streamlit run app.py -- --model …``): forward, capture ratio, trace MB, % of floor,
@@ -36,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import browser, corpus, explain, figures, heads, model, peer, what_if
+from benchmarks import browser, corpus, explain, figures, heads, mixing, model, peer, what_if
 from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
@@ -49,7 +51,9 @@ TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "c
            "corpus_2_workers_vs_plain": (">=", 1.6),
            "bert_base_page_ws_bytes": ("<=", 1.5e6), "bert_base_rss_mb": ("<=", 3072.0),
            "what_if_compare_ratio": ("<=", 2.5), "what_if_patch_ratio": ("<=", 10.0),
-           "what_if_patch_bert_heads_ratio": ("<=", 40.0)}
+           "what_if_patch_bert_heads_ratio": ("<=", 40.0),
+           "alti_x_forward_bert_base": ("<=", 5.0), "norms_x_forward_bert_base": ("<=", 0.3),
+           "mixing_extra_peak_mb_bert_base": ("<=", 512.0)}
 
 
 def workshop(args: list[str]) -> dict:
@@ -75,6 +79,8 @@ def run(quick: bool) -> dict:
     e = explain.main((["--runs", "5"] if quick else []) + ["--json", out("explain")])
     h = heads.main((["--runs", "5", "--ablation-runs", "1", "--batches", "0"] if quick else []) + ["--json", out("heads")])
     wi = what_if.main((["--runs", "3"] if quick else []) + ["--json", out("what_if")])
+    mx = mixing.main(["--runs", "3", "--json", out("mixing")])
+    mbase = next(r for r in mx["rows"] if r["model"] == "bert-base")
     c = corpus.main((["--n", "40"] if quick else ["--n", "200"]) + ["--json", out("corpus")])
     students = ["--students", "6" if quick else "20", "--same-example"]
     w1 = workshop(students + ["--json", out("workshop_20")])
@@ -121,6 +127,9 @@ def run(quick: bool) -> dict:
         "bert_base_page_ws_bytes": bb["bert_page_ws_bytes"], "bert_base_rss_mb": bb["rss_mb"],
         "what_if_compare_ratio": wi["compare_ratio"], "what_if_patch_ratio": wi["patch_ratio"],
         "what_if_patch_bert_heads_ratio": wi["patch_bert_heads_ratio"],
+        "mixing": mx["rows"],
+        "alti_x_forward_bert_base": mbase["x_forward"]["alti"], "norms_x_forward_bert_base": mbase["x_forward"]["norms"],
+        "mixing_extra_peak_mb_bert_base": mbase["peak_mb"]["extra"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
     compare = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}

@@ -7,8 +7,8 @@ weights, benchmarks.common.bert_base_fixture) and device, on a ~512-token docume
 alternating runs: a plain forward (``summarize``), the capture the measures need, norm-based
 contributions of every layer, ALTI of every layer (+ composition and the sentence encoder), the
 whole ``mixing`` call, value zeroing of the last BERT layer (float64) and one scoreboard; each as
-a multiple of the forward. Memory: the extra peak of ``mixing`` over the forward's (CPU: ru_maxrss
-measured in a fresh child process per step; CUDA: max_memory_allocated).
+a multiple of the forward. Memory: the extra peak of ``mixing`` over the forward's, each measured in a
+fresh child process (CPU: VmHWM reset before the step; CUDA: max_memory_allocated).
 ``--random-minilm``: a MiniLM-shaped model of random weights instead of the shipped one (speed
 depends on the shape only; for a machine without the embedded backbone's weights).
 """
@@ -74,8 +74,9 @@ def steps(s: Summarizer, text: str) -> dict:
 
 
 def peak_mb(spec: str, device: str, step: str) -> float:
-    """CPU: peak RSS of a fresh process that loads the model, warms up and runs ``step`` once."""
-    code = ("import resource,sys;from benchmarks.mixing import child;child(sys.argv[1],sys.argv[2],sys.argv[3])")
+    """A fresh process loads the model and warms up; then the peak of ``step`` over the memory
+    before it (CPU: VmHWM reset through /proc/self/clear_refs, minus VmRSS; CUDA: max allocated)."""
+    code = "import sys;from benchmarks.mixing import child;child(sys.argv[1],sys.argv[2],sys.argv[3])"
     out = subprocess.run([sys.executable, "-c", code, spec, device, step], cwd=ROOT, capture_output=True, text=True,
                          check=True)
     return float(out.stdout.strip().splitlines()[-1])
@@ -95,17 +96,21 @@ def load(spec: str, device: str) -> Summarizer:
 
 
 def child(spec: str, device: str, step: str) -> None:
-    import resource
-
     s = load(spec, device)
     text = document(s, 512)
     s.summarize(text)
-    if step != "forward":
-        steps(s, text)[step]()
+    fn = steps(s, text)[step]
     if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+        fn()
         print(torch.cuda.max_memory_allocated() / 2 ** 20)
-    else:
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return
+    status = lambda key: next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(key))  # noqa: E731,E741
+    with open("/proc/self/clear_refs", "w") as f:  # resets VmHWM: the peak of this step, not of loading
+        f.write("5")
+    before = status("VmRSS:")
+    fn()
+    print((status("VmHWM:") - before) / 1024)
 
 
 def measure(spec: str, device: str, runs: int, memory: bool) -> dict:
