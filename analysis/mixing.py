@@ -46,7 +46,6 @@ from model.summarizer import Encoded, Summarizer, best_part, record
 CHUNK_BYTES = 64 * 2 ** 20  # value zeroing: one block of zeroed tokens' T × D_ff work at a time
 ALTI_CHUNK_BYTES = 8 * 2 ** 20  # ALTI: one block of query rows' T × D
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
-METHODS = ("attention", "rollout", "alti", "gradient", "value_zeroing")
 METHOD_NAMES = {"attention": "raw attention (last layer, mean of heads)", "rollout": "attention rollout",
                 "alti": "ALTI (composed, through the sentence encoder)", "gradient": "gradient × input",
                 "value_zeroing": "value zeroing (one layer)", "random": "random order"}
@@ -119,8 +118,7 @@ def alti(block: Decomposed, chunk_bytes: int = ALTI_CHUNK_BYTES) -> torch.Tensor
     """ALTI's C [T, T] of one block (Ferrando et al. 2022, Eq. 10-11), rows summing to 1:
     C_ij ∝ max(0, ‖y_i‖₁ − ‖y_i − T_i(x_j)‖₁). By blocks of c query rows, [T_j, c, D] at a time
     (small blocks stay in cache: benchmarks/mixing.py)."""
-    H, T, _ = block.alpha.shape
-    D = block.y.shape[1]
+    T, D = block.y.shape
     c = max(1, chunk_bytes // (T * D * block.y.element_size()))
     gj = block.g.transpose(0, 1).contiguous()  # [T_j, H, D]
     ai = block.alpha.permute(1, 2, 0).contiguous()  # [T_i, T_j, H]
@@ -179,6 +177,7 @@ class Captured:
     alpha: list[torch.Tensor]    # [L] × [H, T, T], heads switched off gated to 0
     inter_x: list[torch.Tensor]  # [L2 + 1] × [S, D]: sentence vectors + positions, then each layer's output
     inter_alpha: list[torch.Tensor]  # [L2] × [H2, S, S]
+    vectors: torch.Tensor        # [1, S, D] every part's sentence vector (all windows)
     scores: torch.Tensor         # [S] part scores
 
 
@@ -202,7 +201,7 @@ def capture(summarizer: Summarizer, enc: Encoded, window: int = 0, mask_heads=()
         enc, window, [rec["emb"][0][0].float()] + [rec[f"x{i + 1}"][0][0].float() for i in range(L)],
         [rec[f"p{i}"][0][0].float() * gate(bert_gates, i) for i in range(L)],
         [(vecs[0] + rec_ext["pe"][0]).float()] + [rec_ext[f"x{i + 1}"][0][0].float() for i in range(L2)],
-        [rec_ext[f"p{i}"][0][0].float() * gate(inter_gates, i) for i in range(L2)], scores.float())
+        [rec_ext[f"p{i}"][0][0].float() * gate(inter_gates, i) for i in range(L2)], vecs, scores.float())
 
 
 def bert_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Tensor, Decomposed]:
@@ -412,7 +411,8 @@ def deleted_scores(summarizer: Summarizer, cap: Captured, part: int, keeps: np.n
                    batch: int = 8, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Part ``part``'s score with the window's input cut to the tokens ``keeps`` [N, T] (bool) marks, N
     variants in batches: BERT reads the shortened window (segments and [CLS] positions follow their
-    tokens), the other windows' sentence vectors stay, the sentence encoder scores again. → [N]."""
+    tokens), the other windows' sentence vectors stay (``cap.vectors``: ``mask_heads`` must be the
+    capture's), the sentence encoder scores again. → [N]."""
     enc, w = cap.enc, cap.window
     a, b = enc.window(w)
     bounds = enc.window_parts()
@@ -423,7 +423,7 @@ def deleted_scores(summarizer: Summarizer, cap: Captured, part: int, keeps: np.n
     bert_gates, inter_gates = summarizer.head_mask(mask_heads)
     dev = summarizer.device
     with torch.inference_mode():
-        base = summarizer.sentence_vectors(enc, bert_gates)[0]  # [1, S, D]
+        base = cap.vectors  # [1, S, D]
         out = []
         for n in range(0, len(keeps), batch):
             rows = keeps[n:n + batch]

@@ -2,8 +2,8 @@
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from pages.common import (COLORSCALES, _TRACE_KEYS, figure, head_map, layer_head_pickers, need_trace, plot, row_shares,
-                          run_cached, run_mixing, shared_figure, window_caption, with_maps)
+from pages.common import (COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot, row_shares,
+                          run_mixing, shared_figure, window_caption, with_maps)
 from pages.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -55,13 +55,11 @@ if view == "One head":
         head_map(trace, layer, "bert_head", "bert_token", **opts)
     else:
         mix = run_mixing(trace)
-        key = _TRACE_KEYS.get(id(trace))
         st.caption(f"Layer {layer + 1}: context's share of each token's update (mixing ratio, residual and "
                    f"LayerNorm counted; Kobayashi et al. 2021) is {mix.mixing_ratio[layer]:.0%} on average; the rest "
                    "is the token's own vector.")
         if show == "norm-weighted":
-            shares = run_cached((*key, "norm-shares"), lambda: row_shares(mix.norm_head)) if key else \
-                row_shares(mix.norm_head)
+            shares = derived(trace, "norm-shares", lambda: row_shares(mix.norm_head))
             st.caption("Each row: the share of what the head adds to the query token that comes from each key token, "
                        "‖α f(x_j)‖ / Σ ‖α f(x)‖. Buttons pick the head; hover shows the share.")
             head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm", **opts)

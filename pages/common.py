@@ -300,8 +300,14 @@ def run_mixing(trace):
         bar.empty()
         return mix
 
+    return derived(trace, "mixing", compute)
+
+
+def derived(trace, name: str, compute):
+    """``compute()``, a result derived from a Trace, cached beside it in the server-wide bounded
+    cache under the Trace's key + ``name`` (computed each time for a Trace not from ``run_trace``)."""
     key = _TRACE_KEYS.get(id(trace))
-    return compute() if key is None else run_cached((*key, "mixing"), compute)
+    return compute() if key is None else run_cached((*key, name), compute)
 
 
 def with_maps(trace, name: str, **maps):
