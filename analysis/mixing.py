@@ -53,13 +53,25 @@ METHOD_NAMES = {"attention": "raw attention (last layer, mean of heads)", "rollo
 
 # ------------------------------------------------------------------ one layer's pieces
 
+def head_values(h: torch.Tensor, value: torch.nn.Linear, heads: int) -> torch.Tensor:
+    """v^h(x_j) = x_j W_V^h + b_V^h: [T, D] → [H, T, dh]."""
+    T, D = h.shape
+    return F.linear(h, value.weight.to(h.dtype), value.bias.to(h.dtype)).view(T, heads, D // heads).transpose(0, 1)
+
+
 def value_vectors(h: torch.Tensor, value: torch.nn.Linear, out: torch.nn.Linear, heads: int) -> torch.Tensor:
     """f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h for every head and token: [T, D] → [H, T, D]
     (Kobayashi et al. 2020, Eq. 6; the output bias b_O is no token's)."""
-    T, D = h.shape
-    v = F.linear(h, value.weight.to(h.dtype), value.bias.to(h.dtype)).view(T, heads, D // heads).transpose(0, 1)  # [H, T, dh]
+    D = h.shape[1]
     w = out.weight.to(h.dtype).view(out.weight.shape[0], heads, D // heads).permute(1, 2, 0)  # [H, dh, D]
-    return v @ w  # [H, T, D]
+    return head_values(h, value, heads) @ w  # [H, T, D]
+
+
+def mixed(alpha: torch.Tensor, h: torch.Tensor, value: torch.nn.Linear, out: torch.nn.Linear, heads: int) -> torch.Tensor:
+    """Σ_h Σ_j α^h_ij f^h(x_j) [T, D] (no b_O), in the model's order: heads' (α v) concatenated, then
+    W_O (H·T²·dh work, where summing the f's would take H·T²·D)."""
+    z = alpha.to(h.dtype) @ head_values(h, value, heads)  # [H, T, dh]
+    return z.transpose(0, 1).reshape(h.shape) @ out.weight.to(h.dtype).T
 
 
 def norms(alpha: torch.Tensor, f: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,7 +80,7 @@ def norms(alpha: torch.Tensor, f: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     heads' Gram matrices: T·T·H² work, no T × T × D tensor."""
     head = alpha * f.norm(dim=-1)[:, None, :]  # [H, T, T]
     gram = torch.bmm(f.transpose(0, 1), f.permute(1, 2, 0))  # [T_j, H, H]
-    aj = alpha.permute(2, 1, 0)  # [T_j, T_i, H]
+    aj = alpha.permute(2, 1, 0).contiguous()  # [T_j, T_i, H] (contiguous: bmm is ~3× faster)
     layer = (torch.bmm(aj, gram) * aj).sum(-1).T.clamp_min(0).sqrt()  # [T_i, T_j]
     return head, layer
 
@@ -95,11 +107,11 @@ class Decomposed:
         return self.scale[:, None] * (torch.einsum("hi,hid->id", self.alpha[:, idx, idx], self.g) + self.gx)
 
 
-def post_ln_block(x: torch.Tensor, alpha: torch.Tensor, f: torch.Tensor, out: torch.nn.Linear,
+def post_ln_block(x: torch.Tensor, alpha: torch.Tensor, f: torch.Tensor, z: torch.Tensor, out: torch.nn.Linear,
                   norm: torch.nn.LayerNorm) -> Decomposed:
-    """BERT's attention sub-layer y = LN(Σ α f + b_O + x) (post-LN, Vaswani et al. 2017 Fig. 1),
-    decomposed after Ferrando et al. 2022, Eq. 8-9."""
-    u = torch.einsum("hij,hjd->id", alpha, f) + out.bias + x  # [T, D] the LayerNorm's input
+    """BERT's attention sub-layer y = LN(z + b_O + x), z = Σ α f (``mixed``) (post-LN, Vaswani et al.
+    2017 Fig. 1), decomposed after Ferrando et al. 2022, Eq. 8-9."""
+    u = z + out.bias + x  # [T, D] the LayerNorm's input
     sigma = (u.var(-1, unbiased=False) + norm.eps).sqrt()  # [T]
     gamma = norm.weight
     y = gamma * centre(u) / sigma[:, None] + norm.bias  # [T, D] = the LayerNorm's output
@@ -107,10 +119,11 @@ def post_ln_block(x: torch.Tensor, alpha: torch.Tensor, f: torch.Tensor, out: to
     return Decomposed(alpha, gamma * centre(f), gamma * centre(x), 1 / sigma, y, bias)
 
 
-def pre_ln_block(x: torch.Tensor, alpha: torch.Tensor, f: torch.Tensor, out: torch.nn.Linear) -> Decomposed:
-    """The sentence encoder's y = x + Σ α f(LN x) + b_O (pre-LN, PreSumm): linear in the
+def pre_ln_block(x: torch.Tensor, alpha: torch.Tensor, f: torch.Tensor, z: torch.Tensor,
+                 out: torch.nn.Linear) -> Decomposed:
+    """The sentence encoder's y = x + z + b_O, z = Σ α f(LN x) (pre-LN, PreSumm): linear in the
     sentences' vectors, nothing to approximate."""
-    y = torch.einsum("hij,hjd->id", alpha, f) + out.bias + x  # [T, D]
+    y = z + out.bias + x  # [T, D]
     return Decomposed(alpha, f, x, torch.ones(len(x), dtype=x.dtype, device=x.device), y, out.bias.expand_as(y))
 
 
@@ -204,11 +217,17 @@ def capture(summarizer: Summarizer, enc: Encoded, window: int = 0, mask_heads=()
         [rec_ext[f"p{i}"][0][0].float() * gate(inter_gates, i) for i in range(L2)], vecs, scores.float())
 
 
+def bert_values(summarizer: Summarizer, cap: Captured, l: int) -> torch.Tensor:
+    """f^h(x_j) of BERT layer ``l`` [H, T, D] (all the norms need)."""
+    a = summarizer.model.bert.encoder.layer[l].attention
+    return value_vectors(cap.x[l], a.self.value, a.output.dense, a.self.heads)
+
+
 def bert_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Tensor, Decomposed]:
-    layer = summarizer.model.bert.encoder.layer[l]
-    a = layer.attention
-    f = value_vectors(cap.x[l], a.self.value, a.output.dense, a.self.heads)
-    return f, post_ln_block(cap.x[l], cap.alpha[l], f, a.output.dense, a.output.LayerNorm)
+    a = summarizer.model.bert.encoder.layer[l].attention
+    f = bert_values(summarizer, cap, l)
+    z = mixed(cap.alpha[l], cap.x[l], a.self.value, a.output.dense, a.self.heads)
+    return f, post_ln_block(cap.x[l], cap.alpha[l], f, z, a.output.dense, a.output.LayerNorm)
 
 
 def inter_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Tensor, Decomposed]:
@@ -217,7 +236,8 @@ def inter_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Te
     h = layer.layer_norm(x) if l != 0 else x  # PreSumm: no LayerNorm before layer 0
     att = layer.self_attn
     f = value_vectors(h, att.linear_values, att.final_linear, att.heads)
-    return f, pre_ln_block(x, cap.inter_alpha[l], f, att.final_linear)
+    z = mixed(cap.inter_alpha[l], h, att.linear_values, att.final_linear, att.heads)
+    return f, pre_ln_block(x, cap.inter_alpha[l], f, z, att.final_linear)
 
 
 # ------------------------------------------------------------------ everything for one window
@@ -345,7 +365,7 @@ def value_zeroing(summarizer: Summarizer, text: str | Encoded | Captured, layer:
             def rest(z):
                 u = z + x
                 return u + lin(ff.w_2, F.gelu(lin(ff.w_1, ln(ff.layer_norm, u)), approximate="tanh"))
-            z = torch.einsum("hij,hjd->id", alpha, f) + att.final_linear.bias.to(d)
+            z = mixed(alpha, h, att.linear_values, att.final_linear, att.heads) + att.final_linear.bias.to(d)
             return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, CHUNK_BYTES, ff.w_1.out_features, progress))
         if not 0 <= layer < len(cap.alpha):
             raise ValueError(f"BERT has no layer {layer + 1} (it has {len(cap.alpha)})")
@@ -356,7 +376,8 @@ def value_zeroing(summarizer: Summarizer, text: str | Encoded | Captured, layer:
         def rest(z):
             a = ln(m.attention.output.LayerNorm, z + x)
             return ln(m.output.LayerNorm, lin(m.output.dense, F.gelu(lin(m.intermediate.dense, a))) + a)
-        z = torch.einsum("hij,hjd->id", alpha, f) + m.attention.output.dense.bias.to(d)
+        z = mixed(alpha, x, m.attention.self.value, m.attention.output.dense, m.attention.self.heads) \
+            + m.attention.output.dense.bias.to(d)
         return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, CHUNK_BYTES, m.intermediate.dense.out_features,
                                                  progress))
 

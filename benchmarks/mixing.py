@@ -5,8 +5,8 @@
 Per model (the shipped MiniLM; the paper's BERT-base shape from a PreSumm checkpoint of random
 weights, benchmarks.common.bert_base_fixture) and device, on a ~512-token document, medians of
 alternating runs: a plain forward (``summarize``), the capture the measures need, norm-based
-contributions of every layer, ALTI of every layer (+ composition and the sentence encoder), the
-whole ``mixing`` call, value zeroing of the last BERT layer (float64) and one scoreboard; each as
+contributions of every layer and ALTI of every layer (+ composition and the sentence encoder), each
+given that capture, the whole ``mixing`` call (capture included), value zeroing of the last BERT layer (float64) and one scoreboard; each as
 a multiple of the forward. Memory: the extra peak of ``mixing`` over the forward's, each measured in a
 fresh child process (CPU: VmHWM reset before the step; CUDA: max_memory_allocated).
 ``--random-minilm``: a MiniLM-shaped model of random weights instead of the shipped one (speed
@@ -47,17 +47,18 @@ def timed(fn, device: str) -> float:
 
 
 def steps(s: Summarizer, text: str) -> dict:
+    """The timed steps. ``norms`` and ``alti`` start from one capture made beforehand (what they
+    add to it); ``capture`` is timed on its own, so a view's total is capture + the step."""
     enc = s.encode(text, s.max_windows)
     first = s.summarize(text).selected[0]
+    cap = M.capture(s, enc)
 
     def norms_all():
-        cap = M.capture(s, enc)
         with torch.inference_mode():
             for l in range(len(cap.alpha)):
-                M.norms(cap.alpha[l], M.bert_block(s, cap, l)[0])
+                M.norms(cap.alpha[l], M.bert_values(s, cap, l))
 
     def alti_all():
-        cap = M.capture(s, enc)
         with torch.inference_mode():
             c = None
             for l in range(len(cap.alpha)):

@@ -1,9 +1,10 @@
 """Page 2: BERT self-attention, one head at a time or all at once."""
+import numpy as np
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
 from pages.common import (COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot, row_shares,
-                          run_mixing, shared_figure, window_caption, with_maps)
+                          run_mixing, run_value_zeroing, shared_figure, window_caption, with_maps)
 from pages.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -44,9 +45,11 @@ if view in ("One head", "All heads of a layer", "Rollout"):
 SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax weights α. Norm-weighted: "
              "‖α f(x_j)‖, the length of what token j actually adds through the head (f(x) = (x W_V + b_V) W_O; "
              "Kobayashi et al. 2020), as each row's share. ALTI: what each token contributes to the layer's output "
-             "after the residual and LayerNorm (Ferrando et al. 2022), per layer or composed down to the input.")
+             "after the residual and LayerNorm (Ferrando et al. 2022), per layer or composed down to the input. "
+             "Value zeroing: how far each token's output moves when token j's values are zeroed (Mohebbi et al. "
+             "2023), one layer on request.")
 if view == "One head":
-    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI"], default="attention",
+    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI", "value zeroing"], default="attention",
                                 key=keep("bert_show"), help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
     if show == "attention":
@@ -63,15 +66,31 @@ if view == "One head":
             st.caption("Each row: the share of what the head adds to the query token that comes from each key token, "
                        "‖α f(x_j)‖ / Σ ‖α f(x)‖. Buttons pick the head; hover shows the share.")
             head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm", **opts)
-        else:
+        elif show == "ALTI":
             level = st.radio("ALTI", ["this layer", "composed to the input"], horizontal=True, key=keep("bert_alti"))
             m = mix.alti_layer[layer] if level == "this layer" else mix.alti_input
             what = f"layer {layer + 1}" if level == "this layer" else f"all {L} layers, composed"
+            axes = ((f"layer {layer + 1} output token", f"layer {layer + 1} input token (contributing)")
+                    if level == "this layer" else ("top-layer token", "input token (contributing)"))
             plot(shared_figure(trace, ("alti", level, layer, tuple(sorted(opts.items()))),
                                lambda: X.rollout_heatmap(trace, m, title=f"ALTI, {what}: {{n}} × {{n}} tokens",
-                                                         what="contribution", **opts)), key="bert_alti_map")
+                                                         what="contribution", axes=axes, **opts)), key="bert_alti_map")
             st.caption("ALTI (Ferrando et al. 2022): row = the token receiving, column = the token contributing; "
                        "each row sums to 1. Composed: C_L ⋯ C_1, what each top-layer token is made of.")
+        else:
+            zeroed = run_value_zeroing(trace, layer)
+            if zeroed is not None:
+                m, totals = zeroed
+                plot(shared_figure(trace, ("vz", layer, tuple(sorted(opts.items()))),
+                                   lambda: X.rollout_heatmap(trace, m, title=f"Value zeroing, layer {layer + 1}: "
+                                                             "{n} × {n} tokens", what="share", axes=(
+                                       f"layer {layer + 1} output token", "token whose values are zeroed"), **opts)),
+                     key="bert_vz_map")
+                st.caption("Value zeroing (Mohebbi et al. 2023): row i, column j = the cosine distance of token i's "
+                           f"layer-{layer + 1} output from its own when token j's value vectors are zeroed in every "
+                           "head, as the row's share (float64). How much the rows move at all, summed over j: "
+                           f"median {np.median(totals):.3g}, from {totals.min():.3g} to {totals.max():.3g}; rows "
+                           "that barely move are shares of almost nothing.")
 elif view == "All heads of a layer":
     plot(figure(A.head_grid, trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
          key="bert_grid")

@@ -17,6 +17,7 @@ import threading
 import weakref
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from pages import state
@@ -301,6 +302,34 @@ def run_mixing(trace):
         return mix
 
     return derived(trace, "mixing", compute)
+
+
+def run_value_zeroing(trace, layer: int):
+    """Value zeroing of BERT layer ``layer`` in the Trace's window, on request (a button: it runs the
+    layer once per token), cached beside the Trace. → (C [T, T], row totals [T]) or None before asked."""
+    from analysis.mixing import value_zeroing
+
+    key = _TRACE_KEYS.get(id(trace))
+    asked = st.session_state.setdefault("value_zeroing_asked", set())
+    if (key, layer) not in asked:
+        T = trace.bert_attention.shape[2]
+        st.info(f"Value zeroing runs layer {layer + 1} again once for each of the {T} tokens: seconds on a CPU "
+                "(a bar shows how far it is).")
+        if not st.button(f"Run value zeroing for layer {layer + 1}", key="bert_vz_run", icon=":material/play_arrow:"):
+            return None
+        asked.add((key, layer))
+    params = state.params()
+
+    def compute():
+        bar = st.progress(0.0, f"Zeroing each token's values in layer {layer + 1}…")
+        with model_slots():
+            out = value_zeroing(get_model(params["weights"], params["device"]), params["text"], layer, trace.window,
+                                trace.summary.masked_heads,
+                                progress=lambda done, total: bar.progress(done / total, f"token {done} of {total}"))
+        bar.empty()
+        return tuple(np.asarray(a, dtype=np.float32) for a in out)
+
+    return derived(trace, f"value-zeroing-{layer}", compute)
 
 
 def derived(trace, name: str, compute):

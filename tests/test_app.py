@@ -1,6 +1,7 @@
 """Every page of the app under streamlit.testing.v1.AppTest with the real model (no browser)."""
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -260,13 +261,24 @@ def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer
     at.segmented_control(key="bert_show").set_value("ALTI").run()
     alti = json.loads(spec(charts(at)[0]))
     assert "ALTI, layer 1" in alti["layout"]["title"]["text"] and "contribution" in spec(charts(at)[0])
+    assert "layer 1 input token (contributing)" in alti["data"][0]["hovertemplate"]
     at.radio(key="bert_alti").set_value("composed to the input").run()
-    assert "composed" in json.loads(spec(charts(at)[0]))["layout"]["title"]["text"]
+    composed = json.loads(spec(charts(at)[0]))
+    assert "composed" in composed["layout"]["title"]["text"]
+    assert composed["data"][0]["hovertemplate"].startswith("top-layer token")
+    at.segmented_control(key="bert_show").set_value("value zeroing").run()
+    assert not at.exception and not charts(at)   # asked for, not run on sight
+    next(b for b in at.button if b.key == "bert_vz_run").click().run()
+    from analysis.mixing import value_zeroing
+
+    vz, totals = value_zeroing(summarizer, SHORT, 0)
+    data = json.loads(spec(charts(at)[0]))["data"][0]
+    shown = np.frombuffer(base64.b64decode(data["z"]["bdata"]), np.uint16).reshape(vz.shape)
+    assert "Value zeroing, layer 1" in spec(charts(at)[0]) and np.abs(shown / 1e4 - vz).max() < 1e-4
+    assert any(f"median {np.median(totals):.3g}" in c.value for c in at.caption)
     at.switch_page("pages/sentence_encoder.py").run()
     at.segmented_control(key="inter_show").set_value("ALTI").run()
     data = json.loads(spec(charts(at)[0]))["data"][0]
-    import base64
-
     shown = np.frombuffer(base64.b64decode(data["customdata"]["bdata"]), np.float32).reshape(mix.inter_alti.shape)
     assert np.allclose(shown, mix.inter_alti_layer[0], atol=1e-3)   # float16 on the way, as attention
     at.segmented_control(key="inter_show").set_value("norm-weighted").run()

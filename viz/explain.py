@@ -127,23 +127,25 @@ def top_words(text: str, spans, weights, n: int = 5) -> tuple[list[str], list[st
 
 def rollout_heatmap(trace, r: np.ndarray, *, hide_special: bool = False,
                     sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-                    scale: str = "log", height: int = 720, title: str | None = None, what: str = "draw") -> go.Figure:
+                    scale: str = "log", height: int = 720, title: str | None = None, what: str = "draw",
+                    axes: tuple[str, str] = ("top-layer token", "input token (drawn from)")) -> go.Figure:
     """Rolled-out attention R [T, T] (Abnar & Zuidema 2020) as a token × token map, like the
     one-head view (``viz.common.weight_map``: the hover shows the weight): row = a top-layer
     token, column = the input token it draws from. Any other token × token map of shares too
-    (ALTI): ``title`` (``{n}`` = tokens shown) and ``what`` the hover calls a value."""
+    (ALTI, value zeroing): ``title`` (``{n}`` = tokens shown), ``what`` the hover calls a value,
+    ``axes`` the rows' and columns' names (hover and axis titles)."""
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
     m = np.ascontiguousarray(r[np.ix_(index, index)], dtype=np.float32)  # [n, n]
     fig = go.Figure(go.Heatmap(x=labels, y=labels, **weight_map(m, colorscale, scale, what),
-                               hovertemplate="top-layer %{y}<br>input %{x}<br>" + what + " " + WEIGHT_HOVER
-                                             + "<extra></extra>"))
+                               hovertemplate=f"{axes[0]} %{{y}}<br>{axes[1]} %{{x}}<br>{what} {WEIGHT_HOVER}"
+                                             "<extra></extra>"))
     title = title or f"Attention rollout over all {trace.bert_attention.shape[0]} layers: {{n}} × {{n}} tokens"
     fig.update_layout(title=title.format(n=len(index)),
                       height=height, margin=dict(l=130, r=10, t=60, b=130), shapes=_sentence_lines(trace, index))
     ticks = dict(type="category", nticks=40, automargin=False)
-    fig.update_xaxes(title="input token (drawn from)", tickangle=-90, **ticks)
-    fig.update_yaxes(title="top-layer token", autorange="reversed", **ticks)
+    fig.update_xaxes(title=axes[1], tickangle=-90, **ticks)
+    fig.update_yaxes(title=axes[0], autorange="reversed", **ticks)
     return fig
 
 
