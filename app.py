@@ -19,9 +19,9 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from pages import link, state  # noqa: E402
+from ui import link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
-from pages.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
+from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
                           examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
                           start_session, unexpected, weights_choices)
 
@@ -123,7 +123,7 @@ if trace is not None:
 with st.sidebar:
     preload_plotly()  # last: an empty 10-px chart
 
-pg = st.navigation([
+PAGES = [
     st.Page("pages/summary.py", title="Summary", icon=":material/summarize:", default=True),
     st.Page("pages/why.py", title="Why this summary", icon=":material/psychology_alt:"),
     st.Page("pages/bert_attention.py", title="BERT attention", icon=":material/grid_on:"),
@@ -133,7 +133,11 @@ pg = st.navigation([
     st.Page("pages/what_if.py", title="What if", icon=":material/compare_arrows:"),
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
-])
+]
+pg = st.navigation(PAGES)
+unknown = link.unknown_page([p.url_path for p in PAGES])
+if unknown:
+    st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 try:
     pg.run()
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass

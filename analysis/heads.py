@@ -142,24 +142,39 @@ def selected_parts(summarizer: Summarizer, enc: Encoded, scores, k: int, block: 
     return selected, [best_part(enc.input_sentences, scores, s) for s in selected]
 
 
-def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True):
+def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True, progress=None):
     """∂L/∂ξ at ξ = 1 (signed), L = the sum of the selected sentences' scores: (bert [L, H],
-    inter [L2, H2]) float64 NumPy. One forward with float gates and one backward to the gates only."""
+    inter [L2, H2]) float64 NumPy. Window by window, so memory holds one window's graph, not the
+    document's: the sentence vectors V without a graph; the sentence encoder's backward to its
+    gates and to V; then each window again with a graph, backward from its rows of ∂L/∂V (the
+    chain rule: exact). ``progress(done, total)`` after each window."""
     p = next(summarizer.model.parameters())
     sh = shapes(summarizer)
-    gates = [torch.ones(sh[part], dtype=p.dtype, device=p.device, requires_grad=True) for part in PARTS]
+    bert_gates, inter_gates = (torch.ones(sh[part], dtype=p.dtype, device=p.device, requires_grad=True)
+                               for part in PARTS)
+    bounds = enc.window_parts()
+    W = len(enc.window_starts)
     with torch.inference_mode(False), torch.enable_grad():
-        scores = summarizer.score_vectors(summarizer.sentence_vectors(enc, gates[0])[0], gates[1])[0]  # [S]
+        with torch.no_grad():
+            vecs = summarizer.sentence_vectors(enc, bert_gates)[0]  # [1, S, D]
+        vecs.requires_grad_()
+        scores = summarizer.score_vectors(vecs, inter_gates)[0]  # [S]
         _, parts = selected_parts(summarizer, enc, scores.detach(), k, block)
-        objective = scores[parts].sum()
-        grads = torch.autograd.grad(objective, gates)  # not to the weights: only the gates' paths run
-    return tuple(g.double().cpu().numpy() for g in grads)
+        inter, d_vecs = torch.autograd.grad(scores[parts].sum(), (inter_gates, vecs))
+        bert = torch.zeros_like(bert_gates)
+        for w in range(W):
+            v = summarizer.model.sentence_vectors(**summarizer.window_inputs(enc, *enc.window(w)),
+                                                  head_mask=bert_gates)  # [1, S_w, D]
+            bert += torch.autograd.grad(v, bert_gates, d_vecs[:, bounds[w]:bounds[w + 1]])[0]
+            if progress:
+                progress(w + 1, W)
+    return bert.double().cpu().numpy(), inter.double().cpu().numpy()
 
 
-def importance_gradient(summarizer: Summarizer, text: str, k: int = 3, block: bool = True):
+def importance_gradient(summarizer: Summarizer, text: str, k: int = 3, block: bool = True, progress=None):
     """Michel et al. 2019 §4: I_h = |∂L/∂ξ_h| → (bert [L, H], inter [L2, H2]) float64."""
     enc = summarizer.encode(text, summarizer.max_windows)
-    return tuple(np.abs(g) for g in gate_gradients(summarizer, enc, k, block))
+    return tuple(np.abs(g) for g in gate_gradients(summarizer, enc, k, block, progress))
 
 
 def one_off(n_layers: int, n_heads: int, heads: list[tuple[int, int]], like: torch.Tensor) -> torch.Tensor:

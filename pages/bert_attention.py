@@ -3,9 +3,9 @@ import numpy as np
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from pages.common import (COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot, row_shares,
-                          run_mixing, run_value_zeroing, shared_figure, window_caption, with_maps)
-from pages.state import keep
+from ui.common import (BERT_VIEWS, COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot,
+                       row_shares, run_mixing, run_value_zeroing, shared_figure, window_caption, with_maps)
+from ui.state import keep
 from viz import attention as A
 from viz import explain as X
 from viz.common import SCALES, markdown_text, sentence_label
@@ -20,8 +20,7 @@ if window_caption(trace):
 st.caption(f"{T} tokens · {L} layers × {H} heads. Row = the query token attending, column = the key token "
            "attended to; each row sums to 1.")
 
-view = st.segmented_control("View", ["One head", "All heads of a layer", "All layers × heads",
-                                     "Sentence × sentence", "Rollout"], default="One head", key=keep("bert_view"),
+view = st.segmented_control("View", BERT_VIEWS, default="One head", key=keep("bert_view"),
                          help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from pages import state
-from pages.common import ROOT, default_model, model_arguments, plot, start_session
-from pages.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
+from ui import state
+from ui.common import ROOT, default_model, model_arguments, plot, start_session
+from ui.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram
 

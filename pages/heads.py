@@ -12,11 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from analysis import heads as AH
-from pages import state
-from pages.common import (COLORSCALES, backbone_name, get_model, head_map, model_slots, need_trace, plot, run_trace,
-                          side_by_side, window_caption)
-from pages.export import frame_csv
-from pages.state import keep
+from ui import state
+from ui.common import (COLORSCALES, asked, backbone_name, get_model, head_map, model_slots, need_trace, plot,
+                          run_trace, seconds_per_window, side_by_side, window_caption)
+from ui.export import frame_csv
+from ui.state import keep
 from viz import heads as VH
 from viz.common import sentence_label
 from viz.inter import inter_heatmap
@@ -39,7 +39,7 @@ def size(value) -> int:
 def heads_cache():
     """Statistics, importance and summaries with heads off, for the whole server: a few MB
     per document at most (the ablation keeps every head's part scores)."""
-    from pages.cache import BoundedCache
+    from ui.cache import BoundedCache
 
     return BoundedCache(max_entries=64, max_bytes=64 * 2 ** 20, size=size)
 
@@ -81,7 +81,17 @@ view = st.segmented_control("View", VIEWS, key=keep("heads_view")) or VIEWS[0]
 
 stats = cached("stats", lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window,
                model_run=False)
-gradient = cached("gradient", lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))))
+gradient = heads_cache().peek(result_key("gradient"))
+if gradient is None and view != VIEWS[3]:
+    stop = asked("gradient", "Each head's importance (the gradient estimate)", len(trace.windows),
+                 len(trace.windows) * seconds_per_window(model))
+    if stop is not None:
+        bar = st.progress(0.0, "Each head's importance: one backward pass, window by window…")
+        gradient = cached("gradient", lambda: dict(zip(AH.PARTS, AH.importance_gradient(
+            model, text, k, block, progress=lambda done, total: bar.progress(
+                done / total, f"Each head's importance: window {done} of {total}")))))
+        bar.empty()
+        stop.empty()
 ablation = heads_cache().peek(result_key("ablation"))  # computed by anyone on this server, else None until asked for
 
 
@@ -98,7 +108,7 @@ def run_ablation():
 
 def best() -> dict:
     """The importance to rank heads by: the exact ablation when there is one, else the gradient."""
-    return ablation.importance if ablation is not None else gradient
+    return ablation.importance if ablation is not None else gradient  # None: neither computed yet
 
 
 def table(part: str) -> pd.DataFrame:
@@ -108,7 +118,8 @@ def table(part: str) -> pd.DataFrame:
     rows = {"head": [label((part, layer, h)) for layer in range(n_layers) for h in range(n_heads)],
             "layer": np.repeat(np.arange(1, n_layers + 1), n_heads), "head #": np.tile(np.arange(1, n_heads + 1), n_layers)}
     rows |= {names[n]: stats[part][n].ravel() for n in names}
-    rows["importance (gradient)"] = gradient[part].ravel()
+    if gradient is not None:
+        rows["importance (gradient)"] = gradient[part].ravel()
     if ablation is not None:
         rows["importance (ablation)"] = ablation.importance[part].ravel()
         rows["mean |Δ score| when off"] = ablation.mean_abs_change[part].ravel()
@@ -126,7 +137,7 @@ def open_in_bert_page(layer: int, head: int):
 def head_viewer():
     """Choosing a head opens its attention map here (and, for BERT, on the BERT attention page)."""
     if st.session_state.get("heads_pick") not in ALL:  # first time, or kept from another model
-        st.session_state["heads_pick"] = AH.ranking(best(), 1)[0]
+        st.session_state["heads_pick"] = ALL[0] if best() is None else AH.ranking(best(), 1)[0]
     pick = st.selectbox("Open a head's attention map", ALL, format_func=label,
                         key=keep("heads_pick"), help="Opens on the most important head.")
     part, layer, head = pick
@@ -192,6 +203,8 @@ elif view == "Importance":
                 "switched off (ξ = 0), |ΔL|, exactly, one head at a time.")
     if untrained:
         st.warning(AH.UNTRAINED_NOTE)
+    if gradient is None:
+        st.stop()  # a long document: Run above first
     if ablation is None:
         slot = st.empty()
         if slot.button(f"Run the exact ablation ({len(ALL)} heads, batched)", icon=":material/play_arrow:",
@@ -228,7 +241,7 @@ elif view == "Switch heads off":
     if any(h not in ALL for h in st.session_state.get("heads_off", ())):  # kept from another model
         st.session_state["heads_off"] = [h for h in st.session_state["heads_off"] if h in ALL]
     c = st.columns([4, 1, 1])
-    c[1].button("Top 5 by importance", on_click=top_five, key="heads_top5",
+    c[1].button("Top 5 by importance", on_click=top_five, key="heads_top5", disabled=best() is None,
                 help="The exact ablation's five most important heads if it has run, else the gradient's.")
     c[2].button("None", on_click=lambda: st.session_state.update(heads_off=[]), key="heads_none")
     off = c[0].multiselect("Heads to switch off", ALL, format_func=label, key=keep("heads_off"),

@@ -2,8 +2,8 @@
 import numpy as np
 import streamlit as st
 
-from pages.common import layer_head_pickers, need_trace, plot, run_mixing, window_caption
-from pages.state import keep
+from ui.common import layer_head_pickers, need_trace, plot, run_mixing, window_caption
+from ui.state import keep
 from viz.common import token_labels
 from viz.learn import attention_steps, step_figures
 

@@ -5,8 +5,8 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from pages import state
-from pages.common import example_text, examples, get_model, model_slots, need_trace, plot, run_cached, window_caption
+from ui import state
+from ui.common import example_text, examples, get_model, model_slots, need_trace, plot, run_cached, window_caption
 from viz import masks as M
 
 trace = need_trace()

@@ -3,8 +3,8 @@ import streamlit as st
 
 import numpy as np
 
-from pages.common import COLORSCALES, layer_head_pickers, need_trace, plot, row_shares, run_mixing, with_maps
-from pages.state import keep
+from ui.common import COLORSCALES, layer_head_pickers, need_trace, plot, row_shares, run_mixing, with_maps
+from ui.state import keep
 from viz.inter import inter_heatmap
 
 trace = need_trace()

@@ -7,9 +7,9 @@ import numpy as np
 import streamlit as st
 
 from analysis.explain import selection
-from pages import state
-from pages.common import examples, get_model, need_trace, plot, result_caption, shared_figure, side_by_side
-from pages.export import download_row
+from ui import state
+from ui.common import examples, get_model, need_trace, plot, result_caption, shared_figure, side_by_side
+from ui.export import download_row
 from viz.common import preview
 from viz.heads import score_comparison
 from viz.summary import document_html, legend_html, score_bars

@@ -13,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from analysis import compare as C
-from pages import state
-from pages.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
+from ui import state
+from ui.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
                           trace_cache, window_caption, examples)
-from pages.export import frame_csv
-from pages.state import keep
+from ui.export import frame_csv
+from ui.state import keep
 from viz import what_if as VW
 from viz.common import markdown_text, preview
 

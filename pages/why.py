@@ -8,8 +8,8 @@ import numpy as np
 import streamlit as st
 
 from model.summarizer import CONTROL
-from pages import state
-from pages.common import get_model, model_slots, need_trace, plot
+from ui import state
+from ui.common import asked, get_model, model_slots, need_trace, plot, seconds_per_window
 from viz import explain as E
 from viz.common import preview
 
@@ -37,9 +37,9 @@ weights then stay within 3% of the float32 ones.
 
 @st.cache_resource(show_spinner=False)
 def explanation_cache():
-    """Explanations for the whole server, next to the trace cache (pages.common.trace_cache):
+    """Explanations for the whole server, next to the trace cache (ui.common.trace_cache):
     key = document hash + settings + which sentences. Size: env MICROSCOPE_CACHE_ENTRIES."""
-    from pages.cache import BoundedCache
+    from ui.cache import BoundedCache
 
     def size(ex: dict) -> int:  # ~100 bytes a word span, ~300 a sentence
         return 100 * sum(len(v) for v in ex["attributions"].values()) + 300 * len(ex["sentences"])
@@ -64,15 +64,25 @@ def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
             box.update(label="Attributed.", state="complete")
         return ex
 
-    key = (hashlib.sha256(params["text"].encode()).hexdigest(), params["k"], params["block_trigram"],
-           params["weights"], params["device"], tuple(params.get("mask_heads", ())), sentences)
-    return explanation_cache().get(key, compute)
+    return explanation_cache().get(explanation_key(params, sentences), compute)
+
+
+def explanation_key(params: dict, sentences: tuple[int, ...] | None) -> tuple:
+    return (hashlib.sha256(params["text"].encode()).hexdigest(), params["k"], params["block_trigram"],
+            params["weights"], params["device"], tuple(params.get("mask_heads", ())), sentences)
 
 
 trace = need_trace()
 params = state.params()
 st.title("Why this summary", help=HELP)
+stop = st.empty()
+if explanation_cache().peek(explanation_key(params, None)) is None:  # a long document: asked for first
+    stop = asked("why", "Attributing the summary's scores to words", len(trace.windows),
+                 2 * len(trace.windows) * seconds_per_window(get_model(params["weights"], params["device"])))
+    if stop is None:
+        st.stop()
 ex = explanation(params, trace, None)  # statuses, position scores and the selected sentences' words
+stop.empty()
 n = len(ex["sentences"])
 unseen = frozenset(trace.summary.past_training)  # past the input the scorer was trained on (model/summarizer.py)
 scored = [i for i in range(n) if ex["scores"][i] is not None]
@@ -133,7 +143,7 @@ if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/lea
     st.session_state["why_scoreboard"] = (result, i, vz_layer)
 if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
     from analysis import mixing as M
-    from pages.common import run_cached
+    from ui.common import run_cached
 
     def board():
         bar = st.progress(0.0, "Deleting tokens and scoring again…")

@@ -206,7 +206,7 @@ def test_bad_upload_is_a_message_and_keeps_the_text(summarizer_loaded, name, mes
     """AppTest cannot drive st.file_uploader: call the uploader's callback with the file."""
     from types import SimpleNamespace
 
-    from pages import common
+    from ui import common
 
     state = {"upload": SimpleNamespace(name=name, getvalue=(CORPUS / name).read_bytes), "document": "kept"}
     with pytest.MonkeyPatch.context() as m:
@@ -222,8 +222,8 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     import plotly.graph_objects as go
     from streamlit.testing.v1 import AppTest
 
-    from pages.cache import BoundedCache, figure_bytes
-    from pages.common import figure_cache
+    from ui.cache import BoundedCache, figure_bytes
+    from ui.common import figure_cache
 
     figure_cache.clear()  # a new, empty cache for this test
     specs = []
@@ -242,6 +242,25 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
         small.get(layer, lambda: go.Figure(maps[0]))
         assert small.nbytes <= small.max_bytes
     assert len(small) == 3
+
+
+def test_a_long_document_asks_before_whole_document_analyses(summarizer_loaded):
+    """Heads and Why on a document of more than LONG_WINDOWS BERT windows: an estimate and a Run
+    button first, nothing computed on sight; Run computes it with a Stop button beside."""
+    from benchmarks.long_document import document
+    from ui.common import LONG_WINDOWS
+
+    at = summarize(new_app(), document(14_000))
+    assert len(summarizer_loaded.encode(document(14_000), None).window_starts) > LONG_WINDOWS
+    at.switch_page("pages/heads.py").run()  # the window's statistics at once, importance when asked
+    assert not at.exception and "BERT windows of this long document" in at.info[0].value
+    assert "importance (gradient)" not in at.dataframe[0].value.columns
+    next(b for b in at.button if b.key == "ask_gradient").click().run()
+    assert not at.exception and "importance (gradient)" in at.dataframe[0].value.columns
+    at.switch_page("pages/why.py").run()
+    assert not at.exception and not charts(at) and "BERT windows of this long document" in at.info[0].value
+    next(b for b in at.button if b.key == "ask_why").click().run()
+    assert not at.exception and charts(at)
 
 
 def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer_loaded, summarizer):

@@ -160,7 +160,7 @@ def app_with(presumm_base, monkeypatch, presumm_model):
     backbone, checkpoint = presumm_base
     monkeypatch.setattr(sys, "argv", ["app.py", "--model", f"paper={backbone},{checkpoint}",
                                       "--model", f"broken={backbone},{backbone / 'missing.pt'}"])
-    from pages.common import get_model
+    from ui.common import get_model
 
     get_model.clear()
 
@@ -217,7 +217,7 @@ def test_a_broken_model_is_one_line_and_the_others_still_work(app_with):
 
 
 def test_two_models_side_by_side(app_with, presumm_model, summarizer):
-    from pages.common import shipped_weights
+    from ui.common import shipped_weights
     from test_app import charts, new_app, spec, summarize
 
     at = summarize(new_app(), SHORT)

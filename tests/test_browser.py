@@ -188,15 +188,27 @@ def test_hover_shows_the_exact_weight_of_the_shown_head_and_of_one_reached_by_it
     page.close()
 
 
+HELPERS = {"cache", "common", "corpus runs", "corpus_runs", "export", "link", "state", "store"}
+NAV_WATCH = """window.__nav = new Set(); new MutationObserver(() => document.querySelectorAll(
+  '[data-testid="stSidebarNav"] a').forEach(a => window.__nav.add(a.textContent.trim()))).observe(
+  document, {subtree: true, childList: true, characterData: true});"""  # every link the sidebar ever listed
+
+
 def test_page_links_on_a_new_server_and_after(browser, tmp_path):
     """A new server's first session, opened on a page's URL, typing before the first run ends:
-    the sidebar is there and the edit counts (Streamlit's pages/-folder mode, see start_session).
+    the sidebar is there and the edit counts (Streamlit's pages/-folder mode, see start_session);
+    the sidebar never lists a helper module as a page, not even for a moment.
     A later session opened on a page's URL lands on that page too, not on Summary."""
     with Server(tmp_path / "streamlit.log") as fresh:
         for session in ("first", "second"):
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.add_init_script(NAV_WATCH)
             page.goto(fresh.url + "/bert_attention")
             page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=60_000)
+            page.get_by_test_id("stSidebarNav").get_by_text("Why this summary").wait_for()
+            seen = {t.lower() for t in page.evaluate("[...window.__nav]")}
+            helpers = {t for t in seen for h in HELPERS if t.endswith(h)}  # texts may start with an icon's name
+            assert any(t.endswith("bert attention") for t in seen) and not helpers, (session, seen)
             summarize(page, f"{session.title()} session. {ARTICLE}")  # no idle(): the model may still be loading
             page.locator(HEATMAP).first.wait_for(timeout=120_000)
             assert "BERT layer 1, head 1" in page.locator(".js-plotly-plot .gtitle").first.text_content(), session
@@ -437,11 +449,15 @@ def test_bad_corpus_uploads_and_runs_are_one_line_each(server, browser, tmp_path
 
 def test_a_bad_link_parameter_is_named_and_the_document_kept(server, browser):
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.goto(server + "bert_attention?doc=bbc_insurance_bosses&k=abc&layer=2")
+    page.goto(server + "bert_attention?doc=bbc_insurance_bosses&k=abc&layer=2&colors=Evil&scale=evil&view=evil")
     page.get_by_text("k=abc is not a summary length", exact=False).first.wait_for(timeout=120_000)
+    for name in ("colors=Evil", "scale=evil", "view=evil"):  # each bad parameter named, not fixed silently
+        page.get_by_text(f"{name} is not one of", exact=False).first.wait_for(timeout=10_000)
     page.locator(HEATMAP).first.wait_for(timeout=120_000)
     assert page.get_by_role("textbox", name="Document", exact=True).input_value().startswith("Insurance bosses")
     assert "layer 2" in page.locator(".js-plotly-plot .gtitle").first.text_content()
+    page.goto(server + "nope?doc=bbc_insurance_bosses")  # a page that does not exist: said, then Summary
+    page.get_by_text("There is no page “/nope” in this app", exact=False).first.wait_for(timeout=60_000)
     page.close()
 
 N_HEATMAPS_JS = """() => { let n = 0; for (const gd of document.querySelectorAll('.js-plotly-plot'))

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from pages.cache import BoundedCache
+from ui.cache import BoundedCache
 
 
 class Blob:
@@ -62,7 +62,7 @@ def test_a_failing_computation_is_not_cached():
 
 
 def test_document_store_is_shared_by_processes_survives_restarts_and_is_bounded(tmp_path):
-    from pages.store import DocumentStore
+    from ui.store import DocumentStore
 
     path = tmp_path / "store" / "documents.sqlite3"
     a, b = DocumentStore(path, max_documents=3), DocumentStore(path, max_documents=3)  # two app processes

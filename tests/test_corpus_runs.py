@@ -1,4 +1,4 @@
-"""What the Corpus page opens and accepts (pages/corpus_runs.py, the page under AppTest), and
+"""What the Corpus page opens and accepts (ui/corpus_runs.py, the page under AppTest), and
 duplicate ids in a corpus (analysis/corpus.py): no Ray here."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis.corpus import read_input
-from pages import corpus_runs as C
+from ui import corpus_runs as C
 from test_app import ROOT, navigation_not_pages_dir  # noqa: F401
 
 

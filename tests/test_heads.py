@@ -212,6 +212,31 @@ def test_gradient_matches_a_finite_difference(tiny):
     assert np.allclose(AH.importance_gradient(tiny, LONG_DOC, 2)[0], np.abs(grad_bert), rtol=1e-3, atol=1e-6)
 
 
+def test_the_gradient_holds_one_window_s_graph_at_a_time(tiny, monkeypatch):
+    """A long document's gradient never keeps two windows' graphs at once (issue 34: 99,000
+    characters took 7 GB): each window's forward with a graph is followed by its backward."""
+    enc = tiny.encode(LONG_DOC, None)
+    assert len(enc.window_starts) >= 3
+    pending, most, grad = [0], [0], torch.autograd.grad
+
+    def count(*_):
+        if torch.is_grad_enabled():
+            pending[0] += 1
+            most[0] = max(most[0], pending[0])
+
+    def backward(*a, **kw):
+        pending[0] = 0
+        return grad(*a, **kw)
+
+    monkeypatch.setattr(torch.autograd, "grad", backward)
+    handle = tiny.model.bert.register_forward_hook(count)
+    try:
+        AH.gate_gradients(tiny, enc, k=2)
+    finally:
+        handle.remove()
+    assert most[0] == 1
+
+
 def test_agreement():
     rng = np.random.default_rng(0)
     a = rng.random((6, 12))
@@ -332,7 +357,7 @@ def test_heads_page(summarizer):
 
 
 def test_heads_page_with_the_untrained_scorer_says_importance_is_not_meaningful(summarizer):
-    from pages.common import UNTRAINED
+    from ui.common import UNTRAINED
 
     at = new_app()
     at.selectbox(key="weights").set_value(UNTRAINED).run()

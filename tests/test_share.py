@@ -122,7 +122,7 @@ def test_learn_page_causal_mask_hides_later_keys():
 def test_utf16_upload_is_read_as_text():
     from types import SimpleNamespace
 
-    from pages import common
+    from ui import common
 
     state = {"upload": SimpleNamespace(name="utf16.txt", getvalue=(CORPUS / "utf16.txt").read_bytes)}
     with pytest.MonkeyPatch.context() as m:
@@ -199,7 +199,7 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised(cell, safe):
     import csv
     import io
 
-    from pages.export import csv_text, spreadsheet_safe
+    from ui.export import csv_text, spreadsheet_safe
 
     assert spreadsheet_safe(cell) == safe
     rows = list(csv.reader(io.StringIO(csv_text([["text"], [cell]]))))
@@ -210,7 +210,7 @@ def test_scores_csv_and_tables_go_through_the_neutraliser():
     import pandas as pd
 
     from model.trace import Summary
-    from pages.export import frame_csv, scores_csv
+    from ui.export import frame_csv, scores_csv
 
     s = Summary(sentences=("=HYPERLINK(\"http://evil.example\",\"x\") here.", "A normal one."), spans=((0, 1), (2, 3)),
                 scores=(-0.5, 0.5), selected=(1,), too_short=(), truncated=(), tokens_cut=0, device="cpu",
@@ -242,7 +242,7 @@ def test_the_why_page_says_when_a_position_was_never_seen_in_training(summarizer
 
 def test_the_report_shows_the_settings_verbatim(summarizer):
     """The report's settings line is text, not Markdown: backslashes and markup come out as typed."""
-    from pages.common import result_caption
+    from ui.common import result_caption
     from viz.report import html_report
 
     text = "C:\\Users\\x wrote *this* [doc] and <b>that</b> for the team on Monday morning."

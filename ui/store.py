@@ -1,4 +1,4 @@
-"""The documents behind links, in SQLite: a link names a pasted document by ``pages.link.doc_id``
+"""The documents behind links, in SQLite: a link names a pasted document by ``ui.link.doc_id``
 and any app process that opens the same file finds it, also after a restart. Several processes
 (or machines, on a shared file system whose locks work) can point at one file: writes are short
 transactions in SQLite's default rollback-journal mode (WAL would be faster but does not work

@@ -5,25 +5,28 @@ such a link.
     /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
 
 ``doc`` is an example's file name, or ``id:`` + the first 16 hex digits of the text's SHA-256
-for a pasted or uploaded document, which the server keeps in SQLite (pages.common.document_store:
+for a pasted or uploaded document, which the server keeps in SQLite (ui.common.document_store:
 shared by every app process on that file, kept across restarts, the most recent 2,000); a link to
 one it no longer holds says so. Layers and heads are 1-based, as shown.
 The page is the URL's path (st.navigation)."""
 from __future__ import annotations
 
 import hashlib
+from urllib.parse import urlparse
 
 import streamlit as st
 
-from pages import state
-from pages.common import example_text, weights_choices
+from ui import state
+from ui.common import BERT_VIEWS, COLORSCALES, example_text, weights_choices
+from viz.common import SCALES
 
 # query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,
 # "head" = an index or "mean" (None), "text" = as is
 PICKERS = {"layer": ("bert_layer", "index"), "head": ("bert_head", "head"), "view": ("bert_view", "text"),
            "colors": ("bert_colors", "text"), "scale": ("bert_scale", "text"),
            "ilayer": ("inter_layer", "index"), "ihead": ("inter_head", "head")}
-READ = "_link_read"
+CHOICES = {"view": BERT_VIEWS, "colors": COLORSCALES, "scale": SCALES}  # the "text" pickers' options
+READ, PAGE_READ = "_link_read", "_link_page_read"
 
 
 def doc_id(text: str) -> str:
@@ -83,7 +86,9 @@ def restore(examples: dict, store) -> dict | None:
         if name not in q:
             continue
         value = q[name]
-        if kind == "text" or (kind == "head" and value == "mean") or (value.isdigit() and int(value) >= 1):
+        if kind == "text" and value not in CHOICES[name]:
+            problems.append(f"{name}={value[:60]} is not one of {', '.join(CHOICES[name])} (using {CHOICES[name][0]})")
+        elif kind == "text" or (kind == "head" and value == "mean") or (value.isdigit() and int(value) >= 1):
             st.session_state[key] = _from_url(value, kind)
             state.keep(key)
         else:
@@ -95,6 +100,19 @@ def restore(examples: dict, store) -> dict | None:
     if problems:
         state.set_link_problems(problems)
     return dict(text=text, k=st.session_state["k"], block_trigram=st.session_state["block_trigram"])
+
+
+def unknown_page(paths: list[str]) -> str | None:
+    """Once per session: the page the URL names when it is none of ``paths`` (the pages' URL
+    paths; Streamlit then shows the default page without a word), else None."""
+    if st.session_state.get(PAGE_READ):
+        return None
+    st.session_state[PAGE_READ] = True
+    path = urlparse(st.context.url or "").path.strip("/")
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    if base and path.startswith(base):
+        path = path[len(base):].strip("/")
+    return path if path and path not in paths else None
 
 
 def read_edits(value: str) -> tuple[list[str], list[str]]:

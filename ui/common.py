@@ -1,6 +1,6 @@
 """Streamlit glue shared by app.py and the pages: the cached model, the bounded trace cache,
 the current result. Figures themselves come from viz/ (pure functions); session keys live in
-pages/state.py.
+ui/state.py.
 
 Settings (environment, read here only): MICROSCOPE_MAX_CHARS (input limit), MICROSCOPE_CACHE_ENTRIES
 and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_FIGURE_ENTRIES and MICROSCOPE_FIGURE_MB (the
@@ -8,6 +8,7 @@ figure cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once), MICROSCOPE_STORE
 linked documents)."""
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import hashlib
@@ -20,13 +21,14 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pages import state
+from ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = logging.getLogger("microscope")
 EXAMPLES = ROOT / "examples"
 UNTRAINED = "untrained (random scorer)"
 COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
+BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")
 
 
 def start_session():
@@ -219,17 +221,71 @@ def get_model(weights: str, device: str):
 def trace_cache():
     """One LRU of Traces for the whole server, bounded by entries and bytes (a 512-token
     MiniLM Trace is ~40 MB). Sizes: env MICROSCOPE_CACHE_ENTRIES, MICROSCOPE_CACHE_MB."""
-    from pages.cache import BoundedCache
+    from ui.cache import BoundedCache
 
     return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_CACHE_ENTRIES", 12)),
                         max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20)
 
 
+class Slots:
+    """``with model_slots():`` holds one of the server's model slots for a run; after it, the
+    memory the run freed goes back to the system (glibc keeps freed pages otherwise: a long
+    document's run left the server gigabytes larger after the browser closed)."""
+
+    def __init__(self, n: int):
+        self.free = threading.BoundedSemaphore(n)
+
+    def __enter__(self):
+        self.free.acquire()
+
+    def __exit__(self, *exc):
+        self.free.release()
+        release_memory()
+
+
+def release_memory() -> None:
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 @st.cache_resource(show_spinner=False)
-def model_slots() -> threading.Semaphore:
+def model_slots() -> Slots:
     """At most this many model runs at once (env MICROSCOPE_CONCURRENT_RUNS, default 2 = the
     cores here): more only multiplies the transient memory of a run (~100 MB per window)."""
-    return threading.BoundedSemaphore(int(os.environ.get("MICROSCOPE_CONCURRENT_RUNS", 2)))
+    return Slots(int(os.environ.get("MICROSCOPE_CONCURRENT_RUNS", 2)))
+
+
+LONG_WINDOWS = 4  # a document of more BERT windows runs whole-document analyses only when asked
+
+
+def asked(name: str, what: str, windows: int, seconds: float):
+    """May the whole-document analysis ``name`` (about ``seconds``) run now? At once for documents
+    of up to ``LONG_WINDOWS`` windows, else after a click on Run (with the estimate). → None (not
+    yet), or a placeholder holding a Stop button (long documents) for the caller to ``.empty()``
+    when done: Stop's callback forgets the click, so the rerun it causes does not start it again."""
+    holder = st.empty()
+    if windows <= LONG_WINDOWS:
+        return holder
+    flags = st.session_state.setdefault("asked_runs", set())
+    key = (name, hash(state.params()["text"]))
+    if key not in flags:
+        with holder.container():
+            st.info(f"{what} runs over all {windows} BERT windows of this long document: about {seconds:.0f} s, "
+                    "with a progress bar and a Stop button.")
+            if st.button(f"Run it over all {windows} windows", key=f"ask_{name}", icon=":material/play_arrow:"):
+                flags.add(key)
+                st.rerun()
+        return None
+    holder.button("Stop", key=f"stop_{name}", icon=":material/stop:", on_click=flags.discard, args=(key,))
+    return holder
+
+
+def seconds_per_window(model) -> float:
+    """A rough cost of one BERT window's forward + backward: 0.4 s per 22 M parameters (MiniLM
+    on the 2-core machine this was measured on, benchmarks/long_document.py)."""
+    return 0.4 * sum(p.numel() for p in model.model.bert.parameters()) / 22e6
 
 
 def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
@@ -257,7 +313,7 @@ def figure_cache():
     """Built figures shared by every session of the server: a view another session already
     built for the same Trace and settings is not rebuilt (env MICROSCOPE_FIGURE_ENTRIES, default
     64, and MICROSCOPE_FIGURE_MB, default 128)."""
-    from pages.cache import BoundedCache, figure_bytes
+    from ui.cache import BoundedCache, figure_bytes
 
     return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_FIGURE_ENTRIES", 64)),
                         max_bytes=int(os.environ.get("MICROSCOPE_FIGURE_MB", 128)) * 2 ** 20, size=figure_bytes)
@@ -404,10 +460,10 @@ def window_caption(trace) -> str:
 
 @st.cache_resource(show_spinner=False)
 def document_store():
-    """The documents summarized here, by ``pages.link.doc_id``, so a shared link can name a pasted
-    text without carrying it: SQLite at MICROSCOPE_STORE (pages/store.py), shared by every
+    """The documents summarized here, by ``ui.link.doc_id``, so a shared link can name a pasted
+    text without carrying it: SQLite at MICROSCOPE_STORE (ui/store.py), shared by every
     process pointing at that file and kept across restarts."""
-    from pages.store import DocumentStore, default_path
+    from ui.store import DocumentStore, default_path
 
     return DocumentStore(os.environ.get("MICROSCOPE_STORE") or default_path())
 

@@ -8,7 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
-from pages.store import cache_folder
+from ui.store import cache_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_DOCS = 200
