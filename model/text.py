@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,9 +67,78 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for para in re.finditer(r"[^\n]+", text):
         offset = para.start()
         for start, end in _punkt().span_tokenize(para.group()):
-            if text[offset + start : offset + end].strip():
-                spans.append((offset + start, offset + end))
+            for a, b in _cjk_ends(text, offset + start, offset + end):
+                if text[a:b].strip():
+                    spans.append((a, b))
     return spans
+
+
+CJK_END = re.compile(r"[。！？]+[」』）〕】”’\"')]*\s*")  # Chinese/Japanese full stops (Punkt knows none)
+
+
+def _cjk_ends(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The span [start, end) cut after each 。！？ (and closing quotes), whitespace trimmed."""
+    out = []
+    for m in CJK_END.finditer(text, start, end):
+        if m.end() < end:
+            out.append((start, m.end()))
+            start = m.end()
+    out.append((start, end))
+    return [(a + len(text[a:b]) - len(text[a:b].lstrip()), a + len(text[a:b].rstrip())) for a, b in out]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What of a text an English WordPiece model can read: ``script`` = the script most of its
+    letters are in (Unicode's name for it: LATIN, CJK, HANGUL, CYRILLIC, ARABIC, …) and
+    ``latin`` their share in Latin letters; ``unreadable`` = the share of its words (two or more
+    characters) that became [UNK] or single-character pieces, which carry no meaning."""
+
+    script: str
+    latin: float
+    unreadable: float
+    words: int
+
+    @property
+    def note(self) -> str | None:
+        """One line for a text the model cannot read (None: mostly Latin and read)."""
+        if self.words == 0 or (self.latin >= 0.5 and self.unreadable < 0.2):
+            return None
+        script = self.script.title().replace("Cjk", "Chinese/Japanese (CJK)")
+        return (f"This model reads English. {1 - self.latin:.0%} of this text's letters are not Latin (mostly "
+                f"{script}) and {self.unreadable:.0%} of its words came out as unknown or single-letter pieces: "
+                "the scores and the summary below say little about this text.")
+
+    def to_json(self) -> dict:
+        return {"reads": "English", "script": self.script, "latin_letters": round(self.latin, 4),
+                "unreadable_words": round(self.unreadable, 4), "note": self.note}
+
+
+def script_of(ch: str) -> str:
+    """The Unicode script word of a letter ("LATIN", "CJK", "HANGUL", …): the first word of its name."""
+    name = unicodedata.name(ch, "")
+    return name.split(" ")[0] if name else "UNKNOWN"
+
+
+def reading(text: str, tokenizer: "WordPieceTokenizer") -> Reading:
+    letters = Counter(script_of(c) for c in text if c.isalpha())
+    total = sum(letters.values())
+    script = letters.most_common(1)[0][0] if total else "LATIN"
+    enc = tokenizer.tokenizer.encode(text, add_special_tokens=False)
+    pieces: dict[int, list[str]] = {}
+    for w, t in zip(enc.word_ids, enc.tokens):
+        if w is not None:
+            pieces.setdefault(w, []).append(t)
+    words = unreadable = 0
+    for w, ps in pieces.items():
+        a, b = enc.word_to_chars(w)
+        if b - a < 2 and ps != ["[UNK]"]:
+            continue  # one character, read as itself: nothing to say
+        if not any(c.isalpha() for c in text[a:b]):
+            continue
+        words += 1
+        unreadable += "[UNK]" in ps or all(len(p.removeprefix("##")) == 1 for p in ps)
+    return Reading(script, letters["LATIN"] / total if total else 1.0, unreadable / words if words else 0.0, words)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from .text import Reading
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -23,6 +25,7 @@ class Summary:
     pooling: str = "cls"                # sentence vector: "cls" (BertSum) or "mean" of its tokens
     masked_heads: tuple[tuple[str, int, int], ...] = ()  # ("bert" | "inter", layer, head), 0-based: switched off
     past_training: tuple[int, ...] = ()  # sentences past the input length the scorer was trained on
+    reading: Reading | None = None      # what of the text the model (English) can read
 
     @property
     def summary(self) -> str:
@@ -43,6 +46,7 @@ class Summary:
             "pooling": self.pooling,
             "past_training": list(self.past_training),
             "masked_heads": {part: [[l, h] for p, l, h in self.masked_heads if p == part] for part in ("bert", "inter")},
+            "reading": None if self.reading is None else self.reading.to_json(),
         }
 
 

@@ -20,6 +20,8 @@ params = state.params()
 statuses = selection(s, params["k"], params["block_trigram"])
 
 st.title("Summary")
+if s.reading is not None and s.reading.note:  # a language the model cannot read: said, nothing refused
+    st.warning(s.reading.note, icon=":material/translate:")
 pair = side_by_side("summary_other")
 if pair is not None:  # two models on one document: their summaries and every sentence's scores
     other, b = pair

@@ -244,6 +244,15 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     assert len(small) == 3
 
 
+def test_a_language_the_model_cannot_read_is_said_above_the_summary(summarizer_loaded):
+    from tests.test_model import CHINESE
+
+    at = summarize(new_app(), CHINESE, k=1)
+    assert not at.exception and "This model reads English" in at.warning[0].value
+    at = summarize(new_app(), SHORT)
+    assert not any("reads English" in w.value for w in at.warning)
+
+
 def test_a_long_document_asks_before_whole_document_analyses(summarizer_loaded):
     """Heads and Why on a document of more than LONG_WINDOWS BERT windows: an estimate and a Run
     button first, nothing computed on sight; Run computes it with a Stop button beside."""

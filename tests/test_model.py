@@ -560,3 +560,29 @@ def test_five_thousand_word_document_is_summarised_whole(minilm):
     assert all(s.scores[i] is not None for i in range(len(s.sentences)) if i not in s.too_short)
     last = minilm.trace(text, window=len(enc.window_starts) - 1)
     assert last.tokens == enc.tokens[enc.window_starts[-1]:]
+
+
+CHINESE = ("北京时间周二，中国国家统计局发布了最新的经济数据。数据显示，第三季度国内生产总值同比增长百分之五！"
+           "这是一个好消息吗？专家表示谨慎乐观。")
+OTHER_LANGUAGES = {"HANGUL": "서울에서 열린 회의에서 정부는 새로운 경제 정책을 발표했다. 전문가들은 긍정적으로 평가했다.",
+                   "CYRILLIC": "Правительство объявило о новых мерах поддержки экономики. Эксперты оценили их осторожно.",
+                   "ARABIC": "أعلنت الحكومة عن إجراءات جديدة لدعم الاقتصاد. وقد رحب الخبراء بهذه الخطوة."}
+
+
+def test_languages_the_model_cannot_read_are_said_and_chinese_splits_on_its_full_stops(summarizer):
+    """Issue 34: Chinese was one sentence of [UNK]s, Korean jamo, Russian and Arabic single letters,
+    each summarized with confident scores and no word. Now: split on 。！？, and a note (CLI JSON too)."""
+    from model.text import split_sentences
+
+    assert [CHINESE[a:b] for a, b in split_sentences(CHINESE)][1:3] == [
+        "数据显示，第三季度国内生产总值同比增长百分之五！", "这是一个好消息吗？"]
+    summary = summarizer.summarize(CHINESE, k=1)
+    assert len(summary.sentences) == 4 and summary.reading.script == "CJK"
+    assert summary.reading.unreadable > 0.5 and "reads English" in summary.to_json()["reading"]["note"]
+    for script, text in OTHER_LANGUAGES.items():
+        r = summarizer.summarize(text, k=1).reading
+        assert r.script == script and r.latin == 0 and r.unreadable > 0.5 and script.title() in r.note, script
+    english = summarizer.summarize("The cat sat on the mat all day. Dr. Smith said it was sunny in London.", k=1)
+    assert english.reading.note is None and english.to_json()["reading"]["latin_letters"] == 1.0
+    mixed = "Der Bundestag hat am Freitag über das neue Gesetz abgestimmt. Die Opposition kritisierte es scharf."
+    assert summarizer.summarize(mixed, k=1).reading.note is None  # Latin letters, read in pieces: no note
