@@ -47,45 +47,62 @@ def edited(edits: list[str]) -> tuple[str, str | None]:
     return text, None
 
 
+def spec_of(kind: str, i: int, with_key: str) -> str:
+    """The edit the pickers name now (their values in the session), as "move:1:end" etc."""
+    get = st.session_state.get
+    if kind == "move":
+        to = get("whatif_to", "end")
+        return f"move:{i + 1}:{to if isinstance(to, str) else to + 1}"
+    if kind == "swap":
+        return f"swap:{i + 1}:{get(with_key, 0) + 1}"
+    if kind == "replace":
+        return f"replace:{i + 1}:{get('whatif_text', '')}"
+    if kind == "mask":
+        return f"mask:{i + 1}:{get('whatif_word')}"
+    return f"delete:{i + 1}"
+
+
+def add_edit(text_b: str, pick_key: str, with_key: str) -> None:
+    """Add's callback: runs before the page, so the pickers are built from the new B (in the
+    page body they still named the old B's sentences after Add)."""
+    spec = spec_of(st.session_state.get(keep("whatif_kind"), "move"), st.session_state.get(pick_key, 0), with_key)
+    try:
+        C.apply_edits(text_b, [spec], model)  # refused here, one line, before it joins the list
+        st.session_state[EDITS] = list(st.session_state.get(EDITS, [])) + [spec]
+    except ValueError as err:
+        st.session_state["whatif_refused"] = str(err)
+
+
 edits = list(st.session_state.get(EDITS, []))
 source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source")) or "Edits"
 if source == "Edits":
     text_b, problem = edited(edits)
     b_sents = C.sentences(text_b)
     numbered = lambda j: f"{j + 1}: {preview(b_sents[j], 60)}"  # noqa: E731
+    # A new B, new pickers (keys of B's hash): with one key the browser's box kept the old B's labels.
+    pick_key, with_key = f"whatif_sentence_{sha(text_b)[:12]}", f"whatif_with_{sha(text_b)[:12]}"
+    st.session_state.setdefault(pick_key, min(st.session_state.get("whatif_last", 0), len(b_sents) - 1))
     c = st.columns([2, 3, 3, 1], vertical_alignment="bottom")
     kind = c[0].selectbox("Edit", list(KINDS), format_func=KINDS.get, key=keep("whatif_kind"))
-    i = c[1].selectbox("Sentence", range(len(b_sents)), format_func=numbered, key="whatif_sentence")
+    i = c[1].selectbox("Sentence", range(len(b_sents)), format_func=numbered, key=pick_key)
+    st.session_state["whatif_last"] = i
     if kind == "move":
-        to = c[2].selectbox("To", ["end", "start", *range(len(b_sents))], key="whatif_to",
-                            format_func=lambda t: t if isinstance(t, str) else f"position {t + 1}")
-        spec = f"move:{i + 1}:{to if isinstance(to, str) else to + 1}"
+        c[2].selectbox("To", ["end", "start", *range(len(b_sents))], key="whatif_to",
+                       format_func=lambda t: t if isinstance(t, str) else f"position {t + 1}")
     elif kind == "swap":
-        j = c[2].selectbox("With", range(len(b_sents)), format_func=numbered, key="whatif_with")
-        spec = f"swap:{i + 1}:{j + 1}"
+        c[2].selectbox("With", range(len(b_sents)), format_func=numbered, key=with_key)
     elif kind == "replace":
-        spec = f"replace:{i + 1}:{c[2].text_input('New text', key='whatif_text', placeholder='Type the new sentence')}"
+        c[2].text_input('New text', key='whatif_text', placeholder='Type the new sentence')
     elif kind == "mask":
-        words = sorted({w for w in re.findall(r"\w+", b_sents[i])}, key=str.lower)
-        spec = f"mask:{i + 1}:{c[2].selectbox('Word', words, key='whatif_word')}"
-    else:
-        spec = f"delete:{i + 1}"
-    if c[3].button("Add", type="primary", key="whatif_add"):
-        try:
-            C.apply_edits(text_b, [spec], model)  # refused here, one line, before it joins the list
-            st.session_state[EDITS] = edits = edits + [spec]
-            text_b, problem = edited(edits)
-        except ValueError as err:
-            st.error(markdown_text(str(err)))
+        c[2].selectbox('Word', sorted({w for w in re.findall(r"\w+", b_sents[i])}, key=str.lower), key='whatif_word')
+    c[3].button("Add", type="primary", key="whatif_add", on_click=add_edit, args=(text_b, pick_key, with_key))
+    if "whatif_refused" in st.session_state:
+        st.error(markdown_text(st.session_state.pop("whatif_refused")))
     if edits:
         c = st.columns([6, 1, 1], vertical_alignment="center")
         c[0].markdown("**Edits:** " + markdown_text(" → ".join(edits)))
-        if c[1].button("Undo", key="whatif_undo"):
-            st.session_state[EDITS] = edits = edits[:-1]
-            text_b, problem = edited(edits)
-        if c[2].button("Clear", key="whatif_clear"):
-            st.session_state[EDITS] = edits = []
-            text_b, problem = text_a, None
+        c[1].button("Undo", key="whatif_undo", on_click=lambda: st.session_state.update({EDITS: edits[:-1]}))
+        c[2].button("Clear", key="whatif_clear", on_click=lambda: st.session_state.update({EDITS: []}))
     if problem:
         st.warning(markdown_text(f"Not applied: {problem}. B is A with the edits before it."))
 else:

@@ -524,6 +524,20 @@ def test_what_if_page_edit_both_summaries_a_head_and_patching(server, browser, s
     page.get_by_role("heading", name="B: edited").wait_for(timeout=120_000)
     main.get_by_text("move:2:end").wait_for(timeout=60_000)
     idle(page)
+    from analysis.compare import sentences
+
+    a = sentences((ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8"))
+    picker = main.locator('[data-testid="stSelectbox"]').filter(has_text="Sentence").first
+    shown = lambda: picker.locator("input").input_value()  # noqa: E731
+    assert shown().startswith(f"2: {a[2][:30]}"), shown()  # B's sentence 2 as it stands (issue 34: A's, a step late)
+    page.get_by_role("button", name="Add", exact=True).click()  # moves the sentence it names: A's third
+    main.get_by_text("move:2:end → move:2:end").wait_for(timeout=60_000)
+    idle(page)
+    assert shown().startswith(f"2: {a[3][:30]}"), shown()
+    page.get_by_role("button", name="Undo", exact=True).click()
+    main.get_by_text("move:2:end → move:2:end").wait_for(state="detached", timeout=60_000)
+    idle(page)
+    assert shown().startswith(f"2: {a[2][:30]}"), shown()
     main.locator('[data-testid="stSelectbox"]').filter(has_text="Open a BERT head").first.click()
     page.keyboard.press("ArrowDown")  # (a click alone leaves this one closed)
     page.get_by_role("option").filter(has_text="change").nth(1).click()  # the head with the second largest change

@@ -19,11 +19,19 @@ def what_if(at):
     return at
 
 
+def picker(at, label: str):
+    """The What-if page's sentence pickers (keyed by B's text: a new B, new pickers)."""
+    return next(s for s in at.selectbox if s.label == label)
+
+
 def add_edit(at, kind: str, sentence: int, **args):
     at.selectbox(key="whatif_kind").set_value(kind).run()
-    at.selectbox(key="whatif_sentence").set_value(sentence).run()
+    picker(at, "Sentence").set_value(sentence).run()
     for key, value in args.items():
-        (at.text_input if key == "whatif_text" else at.selectbox)(key=key).set_value(value).run()
+        if key == "whatif_with":
+            picker(at, "With").set_value(value).run()
+        else:
+            (at.text_input if key == "whatif_text" else at.selectbox)(key=key).set_value(value).run()
     at.button(key="whatif_add").click().run()
     assert not at.exception, at.exception
     return at
