@@ -72,6 +72,7 @@ with st.sidebar:
         if failed:
             st.caption("Not available: " + "; ".join(f"**{markdown_text(n)}**: {markdown_text(why)}"
                                                     for n, why in failed.items()))
+    model_note = st.empty()  # under the model picker, filled once the result is known
     clicked = st.button("Summarize", type="primary", width="stretch")
     st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync,
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
@@ -112,7 +113,7 @@ if trace is not None:
                              help="BERT reads at most 512 tokens: long documents are read in windows.")
         trace = current_trace()
     if trace.summary.weights == "untrained":
-        st.sidebar.caption(":material/warning: The sentence scorer is untrained: scores are random.")
+        model_note.caption(":material/warning: The sentence scorer is untrained: scores are random.")
     changed = [name for name, key in (("the document", "text"), ("k", "k"), ("trigram blocking", "block_trigram"),
                                       ("the weights", "weights"), ("the device", "device"))
                if inputs[key] != state.params()[key]]

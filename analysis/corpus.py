@@ -63,10 +63,18 @@ def read_input(path: str | Path, done: set[str], limit: int | None = None,
                 doc_id = str(doc.get("id", f"line-{n}"))
                 seen[doc_id] = seen.get(doc_id, 0) + 1
                 doc_id = doc_id if seen[doc_id] == 1 else f"{doc_id}#{seen[doc_id]}"
-            except (UnicodeDecodeError, ValueError) as e:
+            except UnicodeDecodeError:
+                why = "not UTF-8 text"
+            except json.JSONDecodeError as e:
+                why = f"not valid JSON ({e.msg.lower()} at character {e.pos + 1})"
+            except ValueError as e:
+                why = str(e)[:200]
+            else:
+                why = None
+            if why is not None:
                 doc_id = f"line-{n}"
                 if doc_id not in done:
-                    yield {"id": doc_id, "error": f"line {n}: {type(e).__name__}: {str(e)[:200]}"}
+                    yield {"id": doc_id, "error": f"line {n}: {why}"}
                 continue
             if doc_id not in done:
                 ref = doc.get("reference")

@@ -8,7 +8,7 @@ from ui.common import (BERT_VIEWS, COLORSCALES, derived, figure, head_map, layer
 from ui.state import keep
 from viz import attention as A
 from viz import explain as X
-from viz.common import SCALES, markdown_text, sentence_label
+from viz.common import SCALES, markdown_text, preview, sentence_label
 
 SCALE_NAMES = {"sqrt": "√ (weak attention visible)", "log": "log (the weakest too)", "linear": "linear"}
 
@@ -19,6 +19,12 @@ if window_caption(trace):
     st.caption(window_caption(trace))
 st.caption(f"{T} tokens · {L} layers × {H} heads. Row = the query token attending, column = the key token "
            "attended to; each row sums to 1.")
+if trace.summary.too_short:  # not fed to BERT: say why they are not in the maps
+    short = trace.summary.too_short
+    st.caption(f"Not in these maps: sentence{'s' if len(short) > 1 else ''} "
+               + ", ".join(f"{i + 1} (“{markdown_text(preview(trace.summary.sentences[i], 40))}”)" for i in short[:5])
+               + (f" and {len(short) - 5} more" if len(short) > 5 else "")
+               + f", under 5 words: BertSumExt does not feed {'them' if len(short) > 1 else 'it'} to BERT.")
 
 view = st.segmented_control("View", BERT_VIEWS, default="One head", key=keep("bert_view"),
                          help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")

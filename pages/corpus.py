@@ -121,8 +121,11 @@ try:
     if missing:
         raise KeyError(missing[0])
 except (OSError, ValueError, KeyError, TypeError) as e:
-    st.error(f"This run's results cannot be read ({type(e).__name__}): it is incomplete or from another version "
-             "of the app. Pick another run.")
+    why = next(w for t, w in ((json.JSONDecodeError, "a line is not valid JSON"), (OSError, "a file is missing or "
+               "unreadable"), (KeyError, "an entry is missing"), (Exception, "a value is not what the app expects"))
+               if isinstance(e, t))
+    st.error(f"This run's results cannot be read ({why}): it is incomplete or from another version of the app. "
+             "Pick another run.")
     st.stop()
 run = report.get("run", {})
 m = st.columns(5)

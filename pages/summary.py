@@ -10,7 +10,7 @@ from analysis.explain import selection
 from ui import state
 from ui.common import examples, get_model, need_trace, plot, result_caption, shared_figure, side_by_side
 from ui.export import download_row
-from viz.common import preview
+from viz.common import plural, preview
 from viz.heads import score_comparison
 from viz.summary import document_html, legend_html, score_bars
 
@@ -48,7 +48,8 @@ with left:
     st.subheader("Document")
     notes = []
     if s.too_short:
-        notes.append(f"{len(s.too_short)} sentences under 5 words are shown but not scored (grey)")
+        notes.append(f"{plural(len(s.too_short), 'sentence')} under 5 words "
+                     f"{'is' if len(s.too_short) == 1 else 'are'} shown but not scored (grey)")
     if s.truncated:
         notes.append(f"{len(s.truncated)} sentences ({s.tokens_cut} tokens) past BERT's 512-token limit "
                      "were cut (struck through)")

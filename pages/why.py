@@ -54,14 +54,14 @@ def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
     from analysis.explain import explain
 
     def compute():
-        with st.status("Attributing the scores to words…", expanded=False) as box:
-            bar = st.progress(0.0)
-            with model_slots():
-                ex = explain(get_model(params["weights"], params["device"]), params["text"], params["k"],
-                             params["block_trigram"], sentences, mask_heads=params.get("mask_heads", ()),
-                             progress=lambda done, total: bar.progress(done / total, f"{done} / {total}"),
-                             trace=trace)  # its float32 sentence vectors: no second forward
-            box.update(label="Attributed.", state="complete")
+        bar = st.progress(0.0, "Attributing the scores to words…")  # gone when done (a bare "Attributed." box stayed)
+        with model_slots():
+            ex = explain(get_model(params["weights"], params["device"]), params["text"], params["k"],
+                         params["block_trigram"], sentences, mask_heads=params.get("mask_heads", ()),
+                         progress=lambda done, total: bar.progress(
+                             done / total, f"Attributing the scores to words: {done} of {total} passes"),
+                         trace=trace)  # its float32 sentence vectors: no second forward
+        bar.empty()
         return ex
 
     return explanation_cache().get(explanation_key(params, sentences), compute)

@@ -244,6 +244,33 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     assert len(small) == 3
 
 
+def test_wording_plurals_a_title_left_out_of_the_maps_and_no_bare_status_box(summarizer_loaded):
+    """Issue 34 item 7: "1 sentences under 5 words"; the title missing from the BERT maps without
+    a word; a bare "✓ Attributed." box on Why."""
+    at = summarize(new_app(), SHORT)
+    assert any("1 sentence under 5 words is shown" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.switch_page("pages/bert_attention.py").run()
+    assert any(c.value.startswith("Not in these maps: sentence 1 (“Insurance bosses plead guilty”)")
+               for c in at.caption)
+    at.switch_page("pages/why.py").run()
+    assert not at.exception and not at.get("expandable") and not at.status
+
+
+def test_after_switching_to_the_untrained_model(summarizer_loaded):
+    """Issue 34 item 7: "Side by side with" read "Choose an option" (its kept model is the one
+    now shown) and the untrained warning sat at the foot of the sidebar."""
+    at = summarize(new_app(), SHORT)
+    untrained = next(o for o in at.selectbox(key="weights").options if o.startswith("untrained"))
+    shipped = at.selectbox(key="weights").value
+    at.selectbox(key=f"summary_other:{shipped}").set_value(untrained).run()
+    at.selectbox(key="weights").set_value(untrained).run()
+    summarize_button(at).click().run()
+    assert not at.exception and at.selectbox(key=f"summary_other:{untrained}").index == 0  # "— no second model —"
+    texts = [getattr(e, "label", None) or getattr(e, "value", "") for e in at.sidebar]
+    note = next(n for n, t in enumerate(texts) if "untrained: scores are random" in str(t))
+    assert note < texts.index("Summarize")
+
+
 def test_a_language_the_model_cannot_read_is_said_above_the_summary(summarizer_loaded):
     from tests.test_model import CHINESE
 

@@ -106,3 +106,14 @@ def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer, m
     assert at.session_state["params"]["text"] == d3["text"]  # summarized (AppTest stays on the page it ran)
     at.switch_page("pages/summary.py").run()
     assert [c.key for c in charts(at)] == ["score_bars"]
+
+
+def test_a_bad_line_is_said_in_words(tmp_path):
+    """Issue 34: failures read "JSONDecodeError" instead of what is wrong with the line."""
+    from analysis.corpus import read_input
+
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "Fine."}\n{"id": "b", "text": \n\xff\xfe\n[1, 2]\n')
+    errors = [d["error"] for d in read_input(path, set()) if "error" in d]
+    assert errors[0].startswith("line 2: not valid JSON (") and errors[1] == "line 3: not UTF-8 text"
+    assert errors[2].startswith("line 4: expected") and not any("Error" in e for e in errors)

@@ -92,3 +92,4 @@ def test_a_broken_run_is_one_line_not_a_traceback(tmp_path, broken):
     at = corpus_page(tmp_path)
     at.selectbox(key="corpus_run").set_value("upload-broken").run()
     assert not at.exception and len(at.error) == 1 and "cannot be read" in at.error[0].value
+    assert "Error" not in at.error[0].value  # words, not an exception's class name

@@ -258,9 +258,13 @@ def test_mask_and_position_figures(trace):
     assert seg.dtype == np.uint8 and set(np.unique(seg)) <= {0, 1}
     pe = masks.pe_table_heatmap(trace, n=40)
     assert pe.data[0].z.shape == (40, 384) and pe.data[0].z.dtype == np.float32
-    assert pe.layout.shapes[0].y1 == S - 0.5           # the box around the rows used
+    assert pe.layout.shapes[0].y1 == S + 0.5           # the box around the rows used
     assert masks.sentence_pe_heatmap(trace).data[0].z.shape == (S, 384)
-    assert masks.position_embedding_heatmap(trace).data[0].z.shape == (T, 384)
+    learned = masks.position_embedding_heatmap(trace)
+    assert learned.data[0].z.shape == (T, 384)
+    # positions numbered from 1, as everywhere else in the app (issue 34)
+    assert pe.data[0].y[0] == 1 and learned.data[0].y[0] == 1 and learned.data[0].y[-1] == T
+    assert "positions 1–40" in pe.layout.title.text and f"positions 1–{T}" in learned.layout.title.text
 
 
 def test_summary_figures_and_escaping(trace):

@@ -62,10 +62,12 @@ def example_text(path: Path) -> str:
 
 def examples() -> dict[str, Path]:
     """Shipped example documents: name (first line) → file."""
+    from viz.common import plural
+
     out = {}
     for p in sorted(EXAMPLES.glob("*.txt")):
         text = example_text(p)
-        out[f"{text.split(chr(10), 1)[0].strip()} ({len(text.split())} words)"] = p
+        out[f"{text.split(chr(10), 1)[0].strip()} ({plural(len(text.split()), 'word')})"] = p
     return out
 
 
@@ -429,11 +431,12 @@ def side_by_side(key: str):
     settings on the same BERT window if it has one) or None. A model that fails is one line."""
     params = state.params()
     others = [n for n in usable_models() if n != params["weights"]]
-    other = st.selectbox("Side by side with", [None] + others, key=state.keep(key),
-                         format_func=lambda n: "— no second model —" if n is None else n,
+    # One picker per shown model: a kept pick of the model now shown read "Choose an option".
+    none = "— no second model —"  # an option of its own: a None option read as no choice ("Choose an option")
+    other = st.selectbox("Side by side with", [none] + others, key=state.keep(f"{key}:{params['weights']}"),
                          help="The same document and settings through a second model: summaries, scores and head "
                               "statistics next to each other (e.g. ours vs PreSumm, trained vs untrained).")
-    if other is None:
+    if other in (none, None):
         return None
     try:
         with st.spinner(f"Running {other}…"):
@@ -471,12 +474,12 @@ def document_store():
 def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> str:
     """What produced the result on screen: document, k, trigram blocking, weights, device. As
     Streamlit Markdown, or ``plain`` text (the HTML report)."""
-    from viz.common import markdown_text, preview
+    from viz.common import markdown_text, plural, preview
 
     escape = str if plain else markdown_text
     s = trace.summary
     name = next((n for n, p in examples.items() if example_text(p) == params["text"]), None)
-    doc = name or f"“{preview(params['text'], 48)}” ({len(params['text'].split()):,} words)"
+    doc = name or f"“{preview(params['text'], 48)}” ({plural(len(params['text'].split()), 'word')})"
     long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
     warn = (f" · {'⚠' if plain else ':material/warning:'} sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
             "text has few sentence endings, so the model read long stretches as one sentence" if long else "")

@@ -141,6 +141,11 @@ def token_labels(tokens, index, escape=plotly_text) -> np.ndarray:
     return np.array([escape(f"{i + 1} {tokens[i]}") for i in index], dtype=object)
 
 
+def plural(n: int, noun: str) -> str:
+    """"1 word", "2 words", "1,200 words"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def preview(text: str, n: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"

@@ -81,17 +81,20 @@ def segment_strip(trace) -> go.Figure:
 
 def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
     """The sinusoidal table PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)
-    (Vaswani et al. 2017, §3.5); rows 0..S-1 are the ones added to this document's sentences (boxed)."""
+    (Vaswani et al. 2017, §3.5), rows numbered from 1 (pos = row − 1); rows 1..S are the ones added
+    to this document's sentences (boxed)."""
     S = len(trace.input_sentences)
     n = n or max(64, S + 8)
     table = trace.pe_table[:n]                             # [n, D] float32
-    fig = go.Figure(go.Heatmap(z=table.astype(np.float32), colorscale="RdBu", zmin=-1, zmax=1,
+    fig = go.Figure(go.Heatmap(z=table.astype(np.float32), y=np.arange(1, len(table) + 1, dtype=np.int32),
+                               colorscale="RdBu", zmin=-1, zmax=1,  # numbered from 1, as the rest of the app
                                hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.3f}<extra></extra>"))
-    fig.add_shape(type="rect", x0=-0.5, x1=table.shape[1] - 0.5, y0=-0.5, y1=S - 0.5,
+    fig.add_shape(type="rect", x0=-0.5, x1=table.shape[1] - 0.5, y0=0.5, y1=S + 0.5,
                   line=dict(color="black", width=2))
-    fig.add_annotation(x=table.shape[1] - 1, y=S - 0.5, text=f"rows added to the {S} sentences",
+    fig.add_annotation(x=table.shape[1] - 1, y=S + 0.5, text=f"rows added to the {S} sentences",
                        showarrow=False, xanchor="right", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
-    fig.update_layout(title=f"Sinusoidal positional encoding, positions 0–{n - 1} × {table.shape[1]} dimensions",
+    fig.update_layout(title=f"Sinusoidal positional encoding, positions 1–{n} (pos = 0–{n - 1} in the formula) × "
+                            f"{table.shape[1]} dimensions",
                       height=420, margin=dict(l=10, r=10, t=40, b=10))
     fig.update_xaxes(title="dimension")
     fig.update_yaxes(title="sentence position", autorange="reversed")
@@ -109,15 +112,17 @@ def sentence_pe_heatmap(trace) -> go.Figure:
 
 
 def position_embedding_heatmap(trace) -> go.Figure:
-    """BERT's learned absolute position embeddings (Devlin et al. 2019, Fig. 2), rows 0..T-1.
+    """BERT's learned absolute position embeddings (Devlin et al. 2019, Fig. 2), rows 1..T
+    (position ids 0..T-1).
     A few dimensions hold values ten times the rest; the colour range is clipped at the 99th
     percentile of |value| so the typical rows show their pattern (hover: the true value)."""
     pos = to_numpy(trace.position_embeddings).astype(np.float32)     # [T, D]
     lim = float(np.percentile(np.abs(pos), 99)) or 1.0
-    fig = go.Figure(go.Heatmap(z=pos, colorscale="RdBu", zmin=-lim, zmax=lim,
+    fig = go.Figure(go.Heatmap(z=pos, y=np.arange(1, len(pos) + 1, dtype=np.int32), colorscale="RdBu", zmin=-lim, zmax=lim,
                                colorbar=dict(title=dict(text=f"value<br>(clipped at ±{lim:.2f})"), thickness=12),
                                hovertemplate="position %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"))
-    fig.update_layout(title=f"BERT learned position embeddings, positions 0–{len(pos) - 1}", height=460,
+    fig.update_layout(title=f"BERT learned position embeddings, positions 1–{len(pos)} (position ids 0–{len(pos) - 1})",
+                      height=460,
                       margin=dict(l=10, r=10, t=40, b=10))
     fig.update_xaxes(title="dimension")
     fig.update_yaxes(title="token position", autorange="reversed")
@@ -141,7 +146,8 @@ def batch_mask_heatmap(batch, which: str = "padding") -> go.Figure:
             "inter": (batch.inter_mask, "sentence", "Sentence encoder's key mask (~mask_cls): 1 = masked", "Reds", 0, 1)}
     m, unit, title, colorscale, zmin, zmax = spec[which]
     z = m.astype(np.float32) if which == "additive" else m.astype(np.uint8)
-    fig = go.Figure(go.Heatmap(z=z, y=_doc_axis(len(m)), colorscale=colorscale, zmin=zmin, zmax=zmax,
+    fig = go.Figure(go.Heatmap(z=z, x=np.arange(1, z.shape[1] + 1, dtype=np.int32), y=_doc_axis(len(m)),
+                               colorscale=colorscale, zmin=zmin, zmax=zmax,
                                hovertemplate="%{y}, " + unit + " %{x}<br>%{z}<extra></extra>", xgap=0))
     fig.update_layout(title=title, height=90 + 36 * len(m), margin=dict(l=10, r=10, t=40, b=30))
     fig.update_xaxes(title=f"{unit} position")
