@@ -10,7 +10,7 @@ from viz import attention as A
 from viz import explain as X
 from viz.common import SCALES, markdown_text, preview, sentence_label
 
-SCALE_NAMES = {"sqrt": "√ (weak attention visible)", "log": "log (the weakest too)", "linear": "linear"}
+SCALE_NAMES = {"sqrt": "√ (default)", "log": "log", "linear": "linear"}  # short: the box is narrow at 1024 px
 
 trace = need_trace()
 L, H, T = trace.bert_attention.shape[:3]

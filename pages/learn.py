@@ -19,13 +19,13 @@ st.markdown(
     "mix of the values:\n\n"
     r"$$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V$$"
     "\n\nPick one head and one query token; below are the real numbers from this document.")
-c = st.columns([1, 1, 2, 1])
+c = st.columns([1, 1, 2, 1.4], vertical_alignment="bottom")  # the toggle's label whole at 1400 px
 layer, head = layer_head_pickers(L, H, "learn", mean=False, cols=c[:2])
 labels = token_labels(trace.tokens, range(T), escape=str)  # a selectbox shows its options as plain text
 query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], index=min(1, T - 1),
                        key="learn_query")
-causal = c[3].toggle("Decoder (causal) mask", key=keep("causal"),
-                     help="Hide every key after the query, as a decoder's look-ahead mask does; BERT, an encoder, "
+causal = c[3].toggle("Causal mask", key=keep("causal"),
+                     help="A decoder's look-ahead mask: hide every key after the query. BERT, an encoder, "
                           "has none. Steps 3 and 4 change.")
 figs = step_figures(trace, layer, head, query, causal)
 steps = attention_steps(trace, layer, head, query, causal)

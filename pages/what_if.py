@@ -179,12 +179,16 @@ trace_b = run_cached(("whatif_trace", sha(text_b), k, block, params["weights"], 
 if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
     st.session_state["whatif_map_for"] = pick
     st.session_state["whatif_map_a"] = st.session_state["whatif_map_b"] = pick[1]
-left, right = st.columns(2)
-with left:
-    st.caption("A" + (f" · {window_caption(trace)}" if window_caption(trace) else ""))
+# A and B in tabs, each the page's width: side by side, the maps and their head buttons did not fit
+# a 1024-1400 px window; flipping tabs shows the difference in place.
+tab_a, tab_b = st.tabs(["A: the document", "B: edited"])
+with tab_a:
+    if window_caption(trace):
+        st.caption(window_caption(trace))
     head_map(trace, pick[0], "whatif_map_a", "whatif_map_a_plot")
-with right:
-    st.caption("B" + (" · its first BERT window" if len(trace_b.windows) > 1 else ""))
+with tab_b:
+    if len(trace_b.windows) > 1:
+        st.caption("B's first BERT window.")
     head_map(trace_b, pick[0], "whatif_map_b", "whatif_map_b_plot")
 
 # ---------------------------------------------------------------- activation patching

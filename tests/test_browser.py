@@ -593,3 +593,46 @@ def test_contribution_view_in_chromium(server, browser, shots):
                            ".some(e => e.textContent.includes('ALTI, layer 1'))", timeout=60_000)
     assert "Traceback" not in page.content()
     page.close()
+
+
+BUTTONS_IN_FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
+  const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+  if (svg.width === 0) return [];  // in a hidden tab
+  return [...gd.querySelectorAll('.updatemenu-button')].map(b => { const r = b.getBoundingClientRect();
+    return {label: b.textContent, inside: r.left >= svg.left - 1 && r.right <= svg.right + 1
+            && r.right <= window.innerWidth}; }); })"""
+CUT_LABELS_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent)"""
+
+
+@pytest.mark.parametrize("width", [1024, 1400, 1920])
+def test_head_buttons_and_labels_fit_at_common_widths(server, browser, shots, width):
+    """Issue 34 item 4: at 1024 px BERT attention cut head 12; at 1400 What if showed buttons up to
+    head 9; download buttons and Learn's toggle were cut. Every head button inside its figure and
+    the window, no label cut with an ellipsis; screenshots at each width."""
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(server)
+    page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
+    summarize(page, (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8"))
+    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    idle(page)
+    cut = page.evaluate(CUT_LABELS_JS, '[data-testid="stDownloadButton"] button p')
+    assert page.locator('[data-testid="stDownloadButton"]').count() == 5 and not cut, cut
+    for title in ("BERT attention", "What if", "Learn"):
+        go_to(page, title)
+        if title == "What if":
+            page.get_by_text("B is the same as A").wait_for(timeout=60_000)
+            page.get_by_role("button", name="Add", exact=True).click()
+            page.get_by_role("heading", name="B: edited").wait_for(timeout=120_000)
+            idle(page)
+        if title != "Learn":
+            page.locator(HEATMAP).first.wait_for(timeout=60_000)
+            page.wait_for_function(TITLE_HAS, arg="head", timeout=60_000)
+            page.wait_for_timeout(300)
+            buttons = page.evaluate(BUTTONS_IN_FIGURES_JS)
+            assert len(buttons) >= 13 and all(b["inside"] for b in buttons), (title, width, buttons)
+        else:
+            cut = page.evaluate(CUT_LABELS_JS, '[data-testid="stWidgetLabel"] p')
+            assert not cut, cut
+        page.screenshot(path=str(shots / f"width_{width}_{title.lower().replace(' ', '_')}.png"), full_page=True)
+    page.close()

@@ -127,9 +127,8 @@ def test_token_heatmap_uint16_weights_labels_and_exact_hover(trace):
 
 def by_button(fig):
     """(button, the one trace it shows) for each head button, in button order."""
-    (menu,) = fig.layout.updatemenus
     out = []
-    for button in menu.buttons:
+    for button in (b for menu in fig.layout.updatemenus for b in menu.buttons):
         visible = button.args[0]["visible"]
         assert sum(visible) == 1
         out.append((button, fig.data[visible.index(True)]))
@@ -143,9 +142,12 @@ def test_token_heatmap_head_buttons_show_each_head(trace, head):
     H = trace.bert_attention.shape[1]
     fig = A.token_heatmap(trace, 1, head, scale="linear")
     assert len(fig.data) == H + 1 and shown(fig) is fig.data[0]
-    (menu,) = fig.layout.updatemenus
-    assert [b.label for b in menu.buttons] == ["mean"] + [str(h + 1) for h in range(H)]
-    assert menu.active == (0 if head is None else head + 1)
+    menus = fig.layout.updatemenus  # rows of at most 7 buttons, so a narrow column shows them all
+    assert [b.label for m in menus for b in m.buttons] == ["mean"] + [str(h + 1) for h in range(H)]
+    assert max(len(m.buttons) for m in menus) <= 7
+    active = [(r, m.active) for r, m in enumerate(menus) if m.active != -1]
+    assert len(active) == 1 and [b.label for b in menus[active[0][0]].buttons][active[0][1]] == (
+        "mean" if head is None else str(head + 1))
     for k, (button, hm) in enumerate(by_button(fig)):
         assert hm.name == ("mean of heads" if k == 0 else f"head {k}")
         assert button.args[1]["title.text"].startswith(f"BERT layer 2, {hm.name}:")
@@ -274,6 +276,9 @@ def test_summary_figures_and_escaping(trace):
     assert len(bars.y) == len(s.sentences) and bars.x.dtype == np.float32
     for i in range(len(s.sentences)):
         assert (bars.marker.color[i] == summary.SELECTED) == (i in s.selected)
+    # hover lines of at most 48 characters (a long reason was cut off at the figure's edge, issue 34)
+    assert all(len(line) <= 48 for row in bars.customdata for cell in row for line in cell.split("<br>"))
+    assert any(len(x) > 48 for x in s.sentences)  # so the first column was cut to fit
     evil = dataclasses.replace(s, sentences=("<script>alert(1)</script> & co.",) + s.sentences[1:])
     html = summary.document_html(evil)
     assert "<script>" not in html and "&lt;script&gt;" in html and "&amp; co." in html

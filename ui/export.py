@@ -56,7 +56,8 @@ def npz_bytes(trace) -> bytes:
 def download_row(trace, statuses: list[str], report) -> None:
     """The row of download buttons; ``report()`` builds the HTML report when clicked."""
     s = trace.summary
-    c = st.columns(5)
+    row = st.container(horizontal=True)  # buttons as wide as their labels, wrapping (5 columns cut them at 1400 px)
+    c = [row] * 5
     c[0].download_button("Text .txt", "\n".join(s.sentences[i] for i in s.selected) + "\n",
                          file_name="summary.txt", mime="text/plain", on_click="ignore")
     from viz.summary import summary_markdown

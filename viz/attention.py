@@ -87,13 +87,10 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     # preview names only every k-th token (an explicit categoryarray made each switch ~1.5x slower).
     order = [head] + [h for h in heads if h != head]
     fig = go.Figure([traces[h] for h in order])
-    buttons = [dict(label="mean" if h is None else str(h + 1), method="update",
-                    args=[{"visible": [g == h for g in order]}, {"title.text": titles[h]}]) for h in heads]
-    fig.update_layout(title=titles[head], height=height, margin=dict(l=130, r=10, t=90, b=130),
+    rows = head_rows(heads)
+    fig.update_layout(title=titles[head], height=height, margin=dict(l=130, r=10, t=60 + 32 * len(rows), b=130),
                       shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 else None,
-                      updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
-                                        active=heads.index(head), showactive=True, x=0, xanchor="left",
-                                        y=1.0, yanchor="bottom", pad=dict(t=4, b=4), font=dict(size=11))],
+                      updatemenus=head_menus(rows, head, order, titles, height - 130 - 60 - 32 * len(rows)),
                       annotations=[dict(text="head", x=0, xanchor="right", y=1.0, yanchor="bottom",
                                         xref="paper", yref="paper", showarrow=False, yshift=8)])
     # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
@@ -102,6 +99,28 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     fig.update_xaxes(title="key token (attended to)", tickangle=-90, **ticks)
     fig.update_yaxes(title="query token (attending)", autorange="reversed", **ticks)
     return fig
+
+
+def head_rows(heads: list) -> list[list]:
+    """The head buttons in rows of at most 7 (mean, 1-6 / 7-12 for 12 heads): one row of 13 was
+    wider than the map in a narrow column (1024-px window, What if side by side) and cut off."""
+    n = -(-len(heads) // 7)
+    size = -(-len(heads) // n)
+    return [heads[i:i + size] for i in range(0, len(heads), size)]
+
+
+def head_menus(rows: list[list], head, order: list, titles: dict, plot_px: int) -> list[dict]:
+    """One Plotly button menu per row, the first row on top; a button shows its head, retitles the
+    figure and marks itself alone as active (the other rows' ``active`` set to −1)."""
+    def button(r, h):
+        active = {f"updatemenus[{o}].active": row.index(h) if o == r else -1 for o, row in enumerate(rows)}
+        return dict(label="mean" if h is None else str(h + 1), method="update",
+                    args=[{"visible": [g == h for g in order]}, {"title.text": titles[h], **active}])
+
+    return [dict(type="buttons", direction="right", buttons=[button(r, h) for h in row],
+                 active=row.index(head) if head in row else -1, showactive=True, x=0, xanchor="left",
+                 y=1.0 + 32 * (len(rows) - 1 - r) / max(plot_px, 1), yanchor="bottom", pad=dict(t=4, b=4),
+                 font=dict(size=11)) for r, row in enumerate(rows)]
 
 
 def block_means(m: np.ndarray, k: int) -> np.ndarray:

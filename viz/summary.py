@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -53,7 +54,8 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
             + (f"{scores[i]:.3f}" if not np.isnan(scores[i]) else STATUS_NAMES[k]) for i, k in enumerate(keys)]
     fig = go.Figure(go.Bar(
         x=shown, y=labels, orientation="h", marker_color=colors, text=text, textposition="outside",
-        customdata=np.array([[plotly_text(preview(s, 60)), plotly_text(r)] for s, r in zip(summary.sentences, reasons)],
+        customdata=np.array([[plotly_text(preview(s, 48)), "<br>".join(plotly_text(line) for line in textwrap.wrap(r, 48))]
+                             for s, r in zip(summary.sentences, reasons)],  # lines of ≤ 48: a long hover was cut off
                             dtype=object),
         hovertemplate="sentence %{y}: %{customdata[0]}<br>%{customdata[1]}<br>score %{x:.3f}<extra></extra>",
         showlegend=False))
