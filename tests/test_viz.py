@@ -276,9 +276,9 @@ def test_summary_figures_and_escaping(trace):
     assert len(bars.y) == len(s.sentences) and bars.x.dtype == np.float32
     for i in range(len(s.sentences)):
         assert (bars.marker.color[i] == summary.SELECTED) == (i in s.selected)
-    # hover lines of at most 48 characters (a long reason was cut off at the figure's edge, issue 34)
-    assert all(len(line) <= 48 for row in bars.customdata for cell in row for line in cell.split("<br>"))
-    assert any(len(x) > 48 for x in s.sentences)  # so the first column was cut to fit
+    # hover lines of at most 48 characters (a long sentence's hover was cut off at the figure's edge, issue 34)
+    long = summary.score_bars(dataclasses.replace(s, sentences=("A long first sentence, " * 6,) + s.sentences[1:]))
+    assert all(len(line) <= 48 for row in long.data[0].customdata for cell in row for line in cell.split("<br>"))
     evil = dataclasses.replace(s, sentences=("<script>alert(1)</script> & co.",) + s.sentences[1:])
     html = summary.document_html(evil)
     assert "<script>" not in html and "&lt;script&gt;" in html and "&amp; co." in html
