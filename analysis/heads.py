@@ -21,6 +21,7 @@ Heads are ("bert" | "inter", layer, head), 0-based here and in JSON; the app sho
 """
 from __future__ import annotations
 
+import contextlib
 import string
 import unicodedata
 from dataclasses import dataclass
@@ -155,11 +156,15 @@ def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool
     bounds = enc.window_parts()
     W = len(enc.window_starts)
     with torch.inference_mode(False), torch.enable_grad():
-        with torch.no_grad():
+        with torch.no_grad() if W > 1 else contextlib.nullcontext():  # one window: its graph is the document's
             vecs = summarizer.sentence_vectors(enc, bert_gates)[0]  # [1, S, D]
-        vecs.requires_grad_()
+        if W > 1:
+            vecs.requires_grad_()
         scores = summarizer.score_vectors(vecs, inter_gates)[0]  # [S]
         _, parts = selected_parts(summarizer, enc, scores.detach(), k, block)
+        if W == 1:
+            bert, inter = torch.autograd.grad(scores[parts].sum(), (bert_gates, inter_gates))
+            return bert.double().cpu().numpy(), inter.double().cpu().numpy()
         inter, d_vecs = torch.autograd.grad(scores[parts].sum(), (inter_gates, vecs))
         bert = torch.zeros_like(bert_gates)
         for w in range(W):
