@@ -22,8 +22,8 @@ import torch  # noqa: E402
 from ui import link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
-                          examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
-                          start_session, unexpected, weights_choices)
+                       examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
+                       start_session, unexpected, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()

@@ -23,7 +23,7 @@ from . import load
 from .bert import BertModel, extended_mask
 from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from .load import DEFAULT_CHECKPOINT
-from .text import CLS, SEP, Reading, WordPieceTokenizer, reading, split_sentences
+from .text import CLS, SEP, WordPieceTokenizer, reading, split_sentences
 from .trace import BatchTrace, Summary, Trace
 
 
@@ -101,7 +101,6 @@ class Encoded:
     cls_positions: tuple[int, ...]  # [S] index into tokens
     token_sentence: tuple[int, ...]  # [T]
     window_starts: tuple[int, ...] = (0,)  # token index where each BERT window begins
-    reading: Reading | None = None  # what of the text the model can read (model.text.reading)
 
     def window(self, w: int) -> tuple[int, int]:
         """Token range [start, end) of window w."""
@@ -269,7 +268,7 @@ class Summarizer:
             fed.append(i)
         return Encoded(sentences, spans, too_short, tuple(truncated), cut, tuple(fed), tuple(tokens),
                        tuple(self.tokenizer.ids(tokens)), tuple(segs), tuple(cls_pos), tuple(tok_sent),
-                       tuple(starts), reading(text, self.tokenizer))
+                       tuple(starts))
 
     def head_mask(self, mask_heads=()) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """("bert" | "inter", layer, head) triples → gates for BERT [L, H] and the sentence
@@ -322,7 +321,8 @@ class Summarizer:
         past = enc.sentences_past(self.trained_tokens) if self.weights == "trained" else ()
         return Summary(enc.sentences, enc.spans, scores, select(scores, enc.sentences, k, block_trigram),
                        enc.too_short, enc.truncated, enc.tokens_cut, str(self.device), self.weights,
-                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)), past, enc.reading)
+                       self.backbone, self.model.pooling, tuple(sorted(mask_heads)), past,
+                       reading(" ".join(enc.sentences), self.tokenizer))
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:

@@ -14,7 +14,7 @@ import streamlit as st
 from analysis import heads as AH
 from ui import state
 from ui.common import (COLORSCALES, asked, backbone_name, get_model, head_map, model_slots, need_trace, plot,
-                          run_trace, seconds_per_window, side_by_side, window_caption)
+                       run_trace, seconds_per_window, side_by_side, window_caption)
 from ui.export import frame_csv
 from ui.state import keep
 from viz import heads as VH

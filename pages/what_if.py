@@ -15,7 +15,7 @@ import streamlit as st
 from analysis import compare as C
 from ui import state
 from ui.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
-                          trace_cache, window_caption, examples)
+                       trace_cache, window_caption, examples)
 from ui.export import frame_csv
 from ui.state import keep
 from viz import what_if as VW
