@@ -19,7 +19,7 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from ui import link, state  # noqa: E402
+from ui import classroom, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
                        examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
@@ -30,6 +30,19 @@ start_session()
 state.carry_widgets()
 
 EXAMPLES = examples()
+
+PAGES = [
+    st.Page("pages/summary.py", title="Summary", icon=":material/summarize:", default=True),
+    st.Page("pages/why.py", title="Why this summary", icon=":material/psychology_alt:"),
+    st.Page("pages/bert_attention.py", title="BERT attention", icon=":material/grid_on:"),
+    st.Page("pages/sentence_encoder.py", title="Sentence encoder", icon=":material/hub:"),
+    st.Page("pages/masks_positions.py", title="Masks & positions", icon=":material/masks:"),
+    st.Page("pages/heads.py", title="Heads", icon=":material/view_module:"),
+    st.Page("pages/what_if.py", title="What if", icon=":material/compare_arrows:"),
+    st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
+]
+pg = st.navigation(PAGES)  # first: a lesson step or a class may switch pages before any widget
 
 
 def load_example():
@@ -46,6 +59,8 @@ def document_edited():
 
 
 from_link = link.restore(EXAMPLES, document_store())  # a shared link: its document and settings
+classroom.join_from_url(document_store())  # ?class=CODE: follow that class's teacher
+classroom.apply_pending(pg)  # a lesson step's or the class teacher's view, before any widget
 
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",
@@ -77,6 +92,13 @@ with st.sidebar:
     st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync,
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
                    "copy it to share or keep this view.")
+    with st.expander("Class & lessons", expanded=bool(st.session_state.get(classroom.JOINED)
+                                                       or st.session_state.get(classroom.TEACHING))):
+        if st.session_state.get(classroom.JOINED):
+            classroom.follow(document_store())
+        else:
+            classroom.teacher_panel(document_store(), st.context.url or "")
+        classroom.lesson_panel(EXAMPLES)
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
@@ -124,23 +146,15 @@ if trace is not None:
 with st.sidebar:
     preload_plotly()  # last: an empty 10-px chart
 
-PAGES = [
-    st.Page("pages/summary.py", title="Summary", icon=":material/summarize:", default=True),
-    st.Page("pages/why.py", title="Why this summary", icon=":material/psychology_alt:"),
-    st.Page("pages/bert_attention.py", title="BERT attention", icon=":material/grid_on:"),
-    st.Page("pages/sentence_encoder.py", title="Sentence encoder", icon=":material/hub:"),
-    st.Page("pages/masks_positions.py", title="Masks & positions", icon=":material/masks:"),
-    st.Page("pages/heads.py", title="Heads", icon=":material/view_module:"),
-    st.Page("pages/what_if.py", title="What if", icon=":material/compare_arrows:"),
-    st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
-    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
-]
-pg = st.navigation(PAGES)
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
+classroom.step_text()
 try:
     pg.run()
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
     unexpected(e)
+finally:  # also after a page's st.stop: the class sees what its teacher sees
+    if st.session_state.get(classroom.TEACHING) and classroom.my_view(pg.url_path) is not None:
+        classroom.publish(document_store(), st.session_state[classroom.TEACHING], classroom.my_view(pg.url_path))
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -1,18 +1,30 @@
-"""The documents behind links, in SQLite: a link names a pasted document by ``ui.link.doc_id``
-and any app process that opens the same file finds it, also after a restart. Several processes
-(or machines, on a shared file system whose locks work) can point at one file: writes are short
-transactions in SQLite's default rollback-journal mode (WAL would be faster but does not work
-over a network file system).
+"""The app's shared state, in a real database: the documents behind links (a link names a pasted
+document by ``ui.link.doc_id``) and the classes a teacher leads (ui/classroom.py). Every app
+process pointing at the same store sees the same rows, also after a restart.
 
-    MICROSCOPE_STORE=/srv/microscope/documents.sqlite3   # default: ~/.cache/attention-microscope/
+    MICROSCOPE_STORE=/srv/microscope/documents.sqlite3            # SQLite, embedded (default:
+                                                                  # ~/.cache/attention-microscope/)
+    MICROSCOPE_STORE=postgresql://user:pass@db-host/microscope    # PostgreSQL, for several machines
 
-Bounded: the ``max_documents`` most recently summarized or opened are kept."""
+SQLite: writes are short transactions in its default rollback-journal mode. Several processes on
+one machine share the file safely; SQLite's documentation warns against sharing it over a network
+file system (locks there are unreliable): for app processes on several machines use PostgreSQL.
+Bounded: the ``max_documents`` most recently summarized or opened are kept; classes past their
+expiry are removed when a class starts."""
 from __future__ import annotations
 
 import os
 import sqlite3
 import time
 from pathlib import Path
+
+TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for time.time()
+    "CREATE TABLE IF NOT EXISTS documents (id TEXT PRIMARY KEY, text TEXT NOT NULL, used DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS documents_used ON documents(used)",
+    "CREATE TABLE IF NOT EXISTS classes (code TEXT PRIMARY KEY, state TEXT NOT NULL, version INTEGER NOT NULL, "
+    "expires DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS attendance (code TEXT NOT NULL, session TEXT NOT NULL, "
+    "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))")
 
 
 def cache_folder() -> Path:
@@ -25,36 +37,54 @@ def default_path() -> Path:
     return cache_folder() / "documents.sqlite3"
 
 
-class DocumentStore:
-    def __init__(self, path: str | Path, max_documents: int = 2000):
-        self.path, self.max_documents = Path(path), max_documents
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS documents (id TEXT PRIMARY KEY, text TEXT NOT NULL, "
-                       "used REAL NOT NULL)")
-            db.execute("CREATE INDEX IF NOT EXISTS documents_used ON documents(used)")
+class Store:
+    """SQLite (a path) or PostgreSQL (a ``postgresql://`` URL): the same tables and queries, written
+    with ``?`` placeholders (turned into ``%s`` for psycopg). One short-lived connection per call:
+    sessions run on many threads, processes share the database."""
 
-    def _connect(self) -> sqlite3.Connection:
-        # one short-lived connection per call: sessions run on many threads, processes share the file
-        return sqlite3.connect(self.path, timeout=30, isolation_level=None)
+    def __init__(self, where: str | Path, max_documents: int = 2000):
+        self.where, self.max_documents = str(where), max_documents
+        self.postgres = self.where.startswith(("postgresql://", "postgres://"))
+        if not self.postgres:
+            Path(self.where).parent.mkdir(parents=True, exist_ok=True)
+        for statement in TABLES:
+            self.run(statement)
+
+    def run(self, query: str, args: tuple = (), fetch: bool = False, *more: tuple[str, tuple]):
+        """``query`` (then each of ``more``) in one transaction; the first query's rows if ``fetch``."""
+        if self.postgres:
+            import psycopg  # only for a PostgreSQL store
+
+            with psycopg.connect(self.where) as db:  # commits on leaving
+                rows = db.execute(query.replace("?", "%s"), args).fetchall() if fetch else \
+                    db.execute(query.replace("?", "%s"), args)
+                for q, a in more:
+                    db.execute(q.replace("?", "%s"), a)
+                return rows if fetch else None
+        with sqlite3.connect(self.where, timeout=30, isolation_level=None) as db:
+            db.execute("BEGIN IMMEDIATE")
+            rows = db.execute(query, args).fetchall() if fetch else db.execute(query, args)
+            for q, a in more:
+                db.execute(q, a)
+            db.execute("COMMIT")
+            return rows if fetch else None
+
+    # ---------------------------------------------------------------- documents behind links
 
     def put(self, doc_id: str, text: str) -> None:
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("INSERT INTO documents VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET used = excluded.used",
-                       (doc_id, text, time.time()))
-            db.execute("DELETE FROM documents WHERE id IN (SELECT id FROM documents ORDER BY used DESC "
-                       "LIMIT -1 OFFSET ?)", (self.max_documents,))
-            db.execute("COMMIT")
+        self.run("INSERT INTO documents VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET used = excluded.used",
+                 (doc_id, text, time.time()), False,
+                 ("DELETE FROM documents WHERE id IN (SELECT id FROM documents ORDER BY used DESC "
+                  f"LIMIT {'ALL' if self.postgres else '-1'} OFFSET ?)", (self.max_documents,)))
 
     def get(self, doc_id: str) -> str | None:
         """The document's text (now the most recently used), or None if it is not (or no longer) here."""
-        with self._connect() as db:
-            row = db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
-            if row is not None:
-                db.execute("UPDATE documents SET used = ? WHERE id = ?", (time.time(), doc_id))
-        return None if row is None else row[0]
+        rows = self.run("SELECT text FROM documents WHERE id = ?", (doc_id,), True,
+                        ("UPDATE documents SET used = ? WHERE id = ?", (time.time(), doc_id)))
+        return rows[0][0] if rows else None
 
     def __len__(self) -> int:
-        with self._connect() as db:
-            return db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        return self.run("SELECT COUNT(*) FROM documents", (), True)[0][0]
+
+
+DocumentStore = Store  # the name before classes joined the documents

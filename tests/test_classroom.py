@@ -1,0 +1,188 @@
+"""Classroom (issue 33): the store on SQLite and PostgreSQL, a class's versions and attendance,
+the shipped lesson page by page, and a teacher and a student in two sessions (AppTest)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from ui import classroom as C
+from ui.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pg_bin() -> Path | None:
+    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (d / "initdb").exists():
+            return d
+    return None
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A real PostgreSQL server (Debian's ``postgresql`` package) in a temporary folder, as the
+    ``postgres`` user when the tests run as root; skipped where there is none."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    folder = Path(tempfile.mkdtemp(prefix="microscope_pg_"))  # not under pytest's folder: root-only (0700)
+    as_user = []
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = folder / "data"
+    subprocess.run(as_user + [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
+                   check=True, capture_output=True)
+    subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-o",
+                              f"-p {port} -k {folder} -c listen_addresses=127.0.0.1", "start"], check=True,
+                   capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        return Store(tmp_path / "store.sqlite3", max_documents=3)
+    url = request.getfixturevalue("postgres")
+    s = Store(url, max_documents=3)
+    s.run("DELETE FROM documents", (), False, ("DELETE FROM classes", ()), ("DELETE FROM attendance", ()))
+    return s
+
+
+def test_documents_are_kept_most_recent_first_on_both_back_ends(store):
+    for n in range(5):
+        store.put(f"id:{n}", f"text {n}")
+        time.sleep(0.01)
+    assert len(store) == 3 and store.get("id:0") is None and store.get("id:4") == "text 4"
+    store.get("id:2")  # used now: kept over id:3
+    store.put("id:5", "text 5")
+    assert store.get("id:3") is None and store.get("id:2") == "text 2"
+    store.put("id:5", "text 5")  # twice: one row
+    assert len(store) == 3
+
+
+def test_a_class_moves_its_version_only_on_change_and_counts_its_students(store):
+    code = C.start(store, {"page": ""})
+    assert len(code) == 6 and set(code) <= set(C.CODE_LETTERS) and C.version(store, code) == 1
+    C.publish(store, code, {"page": ""})
+    assert C.version(store, code) == 1  # nothing changed: nothing for students to do
+    C.publish(store, code, {"page": "bert_attention", "pickers": {"bert_layer": 3}})
+    assert C.version(store, code) == 2 and C.lookup(store, code) == ({"page": "bert_attention",
+                                                                       "pickers": {"bert_layer": 3}}, 2)
+    C.seen(store, code, "a", True)
+    C.seen(store, code, "b", False)
+    C.seen(store, code, "a", True)
+    assert C.attendance(store, code) == (2, 1)
+    old = C.start(store, {}, valid_hours=-1)  # a link past its time
+    assert C.version(store, old) is None and C.lookup(store, old) == "expired" and C.lookup(store, "NOPE") == "unknown"
+
+
+def test_the_shipped_lesson():
+    lesson = C.lessons()["attention_in_20_minutes"]
+    assert 8 <= len(lesson.steps) <= 12 and lesson.title == "Attention in a summarizer in 20 minutes"
+    pages = {p.stem for p in (ROOT / "pages").glob("*.py")}
+    assert all(C.script_of(s.page)[len("pages/"):-3] in pages and s.text and s.question for s in lesson.steps)
+
+
+# ---------------------------------------------------------------- in the app (AppTest)
+
+from test_app import SHORT, charts, navigation_not_pages_dir, new_app, summarize  # noqa: E402,F401
+
+TITLES = {"": "Summary", "why": "Why this summary", "bert_attention": "BERT attention",
+          "sentence_encoder": "Sentence encoder", "masks_positions": "Masks & positions", "heads": "Heads",
+          "what_if": "What if", "learn": "Learn"}
+
+
+def button(at, key):
+    return next(b for b in at.button if b.key == key)
+
+
+def test_the_lesson_self_paced_page_by_page(summarizer):
+    """Start and Next through every step alone: each opens its page with its view and shows its text."""
+    lesson = C.lessons()["attention_in_20_minutes"]
+    at = new_app()
+    at.selectbox(key="class_lesson").set_value("attention_in_20_minutes").run()
+    button(at, "lesson_next").click().run()
+    for n, step in enumerate(lesson.steps):
+        assert not at.exception, (n, at.exception)
+        assert at.title[0].value.startswith(TITLES[step.page]), (n, step.page)
+        assert at.info, (n, at.main)
+        assert f"step {n + 1} of {len(lesson.steps)}" in at.info[0].value and step.question in at.info[0].value
+        for key, value in step.view.items():
+            assert at.session_state[key] == value, (n, key)
+        if step.page == "bert_attention" and step.view.get("bert_show") == "attention":
+            assert f"BERT layer {step.view['bert_layer'] + 1}, head {step.view['bert_head'] + 1}" in \
+                charts(at)[0].proto.spec
+        if n < len(lesson.steps) - 1:
+            button(at, "lesson_next").click().run()
+    assert button(at, "lesson_next").disabled
+    button(at, "lesson_back").click().run()
+    assert at.title[0].value.startswith(TITLES[lesson.steps[-2].page])
+
+
+def test_a_student_follows_the_teacher_leaves_and_comes_back(summarizer, monkeypatch):
+    """Two sessions on one store: the student's follow check takes the teacher's page, document and
+    head; Leave keeps the student's own view; Back to the teacher catches up. A wrong password and
+    an expired link are said."""
+    monkeypatch.setenv("MICROSCOPE_TEACHER_PASSWORD", "owl")
+    teacher = summarize(new_app(), SHORT)
+    teacher.text_input(key="class_password").set_value("cat")
+    button(teacher, "class_start").click().run()
+    assert "Wrong teacher password" in teacher.error[0].value and C.TEACHING not in teacher.session_state
+    teacher.text_input(key="class_password").set_value("owl")
+    button(teacher, "class_start").click().run()
+    code = teacher.session_state[C.TEACHING]
+    assert f"?class={code}" in teacher.get("code")[0].value
+    assert teacher.get("image")  # the join link as a QR code
+
+    student = joined(code)
+    assert not student.exception and student.title[0].value == "Summary"
+    assert student.session_state["document"] == SHORT  # the teacher's document, from the store
+    teacher.switch_page("pages/bert_attention.py").run()
+    teacher.session_state["bert_layer"], teacher.session_state["bert_head"] = 3, 4
+    teacher.run()
+    student.run()  # the fragment's next check
+    assert student.title[0].value == "BERT attention" and "BERT layer 4, head 5" in charts(student)[0].proto.spec
+    assert C.attendance(teacher_store(), code) == (1, 1)
+
+    button(student, "class_leave").click().run()
+    teacher.switch_page("pages/learn.py").run()
+    student.run()
+    assert student.title[0].value == "BERT attention"  # exploring: not moved
+    button(student, "class_back").click().run()
+    student.run()
+    assert student.title[0].value.startswith("Learn")
+
+    late = joined(C.start(teacher_store(), {}, valid_hours=-1))
+    assert any("has ended: its link has expired" in w.value for w in late.warning), [w.value for w in late.warning]
+
+
+def joined(code: str):
+    """A new session opened on the class's join link."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["class"] = code
+    return at.run()
+
+
+def teacher_store():
+    from ui.common import document_store
+
+    return document_store()

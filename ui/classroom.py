@@ -1,0 +1,314 @@
+"""A class: a teacher leads, every student's browser follows (issue 33).
+
+The teacher starts a class from the sidebar and gets a short code and a join link
+(``?class=CODE``, also as a QR code). After each of the teacher's runs the view they see (page,
+document, k, trigram blocking, weights, the pickers in ``FOLLOWED``, the lesson step) is written
+to the shared store; its ``version`` goes up only when something changed. A student's sidebar
+holds a fragment that reads that one number every ``POLL_S`` seconds; when it moves, the
+student's session takes the teacher's view (the document from the store, the result from the
+server's shared cache) and reruns on the teacher's page. Nothing re-runs while nothing changes.
+The store is the only channel, so students and teacher may be on different app processes
+(scripts/serve.py, nginx) or machines (PostgreSQL). A student can leave to explore and come back.
+
+Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start a class),
+MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
+"""
+from __future__ import annotations
+
+import hmac
+import io
+import json
+import os
+import secrets
+import time
+import tomllib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from ui import state
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = ROOT / "lessons"
+POLL_S = 1.0  # a student's check of the class version
+SEEN_S = 5.0  # a student's "still here" at most this often; connected = seen in the last 3 × SEEN_S
+FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
+            "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
+            "whatif_edits")
+CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+
+
+# ---------------------------------------------------------------- the class in the store (no Streamlit)
+
+def hours() -> float:
+    return float(os.environ.get("MICROSCOPE_CLASS_HOURS", 12))
+
+
+def start(store, view: dict, valid_hours: float | None = None) -> str:
+    """A new class showing ``view``; → its code. Expired classes go."""
+    code = "".join(secrets.choice(CODE_LETTERS) for _ in range(6))
+    now = time.time()
+    store.run("DELETE FROM classes WHERE expires < ?", (now,), False,
+              ("DELETE FROM attendance WHERE code NOT IN (SELECT code FROM classes)", ()),
+              ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
+                                                       now + 3600 * (valid_hours or hours()))))
+    return code
+
+
+def publish(store, code: str, view: dict) -> None:
+    """The teacher's view now; the version moves only if it changed."""
+    text = json.dumps(view, sort_keys=True)
+    store.run("UPDATE classes SET state = ?, version = version + 1 WHERE code = ? AND state <> ?", (text, code, text))
+
+
+def version(store, code: str) -> int | None:
+    """The class's version (one cheap read), None if there is no such class or it expired."""
+    rows = store.run("SELECT version FROM classes WHERE code = ? AND expires >= ?", (code, time.time()), True)
+    return rows[0][0] if rows else None
+
+
+def lookup(store, code: str) -> tuple[dict, int] | str:
+    """(the teacher's view, its version), or why not: "expired" or "unknown"."""
+    rows = store.run("SELECT state, version, expires FROM classes WHERE code = ?", (code,), True)
+    if not rows:
+        return "unknown"
+    text, v, expires = rows[0]
+    return "expired" if expires < time.time() else (json.loads(text), v)
+
+
+def seen(store, code: str, session: str, following: bool) -> None:
+    store.run("INSERT INTO attendance VALUES (?, ?, ?, ?) ON CONFLICT(code, session) DO UPDATE SET "
+              "seen = excluded.seen, following = excluded.following", (code, session, time.time(), int(following)))
+
+
+def attendance(store, code: str) -> tuple[int, int]:
+    """(students connected, of them following the teacher)."""
+    rows = store.run("SELECT COUNT(*), COALESCE(SUM(following), 0) FROM attendance WHERE code = ? AND seen >= ?",
+                     (code, time.time() - 3 * SEEN_S), True)
+    return int(rows[0][0]), int(rows[0][1])
+
+
+# ---------------------------------------------------------------- lessons
+
+@dataclass(frozen=True)
+class Step:
+    page: str          # a page's URL path ("" = Summary)
+    view: dict         # session keys → values (layers and heads 0-based here, 1-based in the file)
+    text: str          # what to look at
+    question: str
+
+
+@dataclass(frozen=True)
+class Lesson:
+    name: str
+    title: str
+    document: str      # an example's file stem
+    k: int
+    steps: tuple[Step, ...]
+
+
+ONE_BASED = {"bert_layer", "bert_head", "inter_layer", "inter_head", "learn_layer", "learn_head"}
+
+
+def load_lesson(path: Path) -> Lesson:
+    """A lesson file (TOML: title, document, k, [[steps]] with page, text, question and [steps.view])."""
+    d = tomllib.loads(path.read_text(encoding="utf-8"))
+    steps = tuple(Step(s.get("page", ""), {k: (v - 1 if k in ONE_BASED and isinstance(v, int) else v)
+                                           for k, v in s.get("view", {}).items()}, s["text"], s.get("question", ""))
+                  for s in d["steps"])
+    return Lesson(path.stem, d["title"], d["document"], int(d.get("k", 3)), steps)
+
+
+def lessons() -> dict[str, Lesson]:
+    return {p.stem: load_lesson(p) for p in sorted(LESSONS.glob("*.toml"))}
+
+
+def script_of(page: str) -> str:
+    return f"pages/{page or 'summary'}.py"
+
+
+# ---------------------------------------------------------------- in the app (Streamlit)
+
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP = (
+    "class_teaching", "class_joined", "class_following", "class_applied", "class_pending", "class_session",
+    "class_step")
+
+
+def my_view(page: str) -> dict | None:
+    """What this session shows, as a class publishes it (None before a Summarize)."""
+    from ui import link
+
+    params = state.params()
+    if params is None:
+        return None
+    lesson = st.session_state.get(STEP)
+    return {"page": page, "doc": link.doc_id(params["text"]), "k": params["k"], "tb": params["block_trigram"],
+            "w": params["weights"], "pickers": {k: st.session_state[k] for k in FOLLOWED if k in st.session_state},
+            "lesson": lesson}
+
+
+def join_from_url(store) -> None:
+    """Once per session: ``?class=CODE`` joins that class (following), or says why it cannot."""
+    if st.session_state.get("class_url_read"):
+        return
+    st.session_state["class_url_read"] = True
+    code = (st.query_params.get("class") or "").strip().upper()
+    if not code:
+        return
+    found = lookup(store, code)
+    if isinstance(found, str):
+        from viz.common import markdown_text
+
+        st.warning(f"Class {markdown_text(code[:12])} " + ("has ended: its link has expired." if found == "expired"
+                                                           else "does not exist on this server.")
+                   + " You can explore on your own.", icon=":material/school:")
+        return
+    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None, SESSION: uuid.uuid4().hex})
+
+
+def apply_pending(page) -> None:
+    """At the top of a run, before any widget: take a view a lesson step or the teacher's view (a
+    student's follow check) asked for. The page first: values written before a page switch were
+    lost to the browser's old widget values on the rerun it makes."""
+    view = st.session_state.get(PENDING)
+    if view is None:
+        return
+    if view["page"] != page.url_path:
+        st.switch_page(script_of(view["page"]))
+    del st.session_state[PENDING]
+    from ui.common import weights_choices
+
+    if view.get("text") is not None:
+        st.session_state.update({"document": view["text"], "k": view["k"], "block_trigram": view["tb"]})
+        if view.get("w") in weights_choices():
+            st.session_state["weights"] = view["w"]
+        p = state.params()
+        if p is None or (p["text"], p["k"], p["block_trigram"]) != (view["text"], view["k"], view["tb"]):
+            state.request_summarize()
+    for key, value in view["pickers"].items():
+        st.session_state[state.keep(key)] = value
+    st.session_state[STEP] = view.get("lesson")
+
+
+def teacher_view(store, code: str) -> dict | None:
+    """The class's view to take, with the document's text from the store (None: none to take)."""
+    found = lookup(store, code)
+    if isinstance(found, str):
+        return None
+    view, v = found
+    st.session_state[APPLIED] = v
+    if not view:
+        return None
+    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None}
+
+
+@st.fragment(run_every=POLL_S)
+def follow(store) -> None:
+    """A student's class panel: following or exploring, and the check for the teacher's next view."""
+    code = st.session_state.get(JOINED)
+    if code is None:
+        return
+    v = version(store, code)
+    now = time.time()
+    if now - st.session_state.get("class_seen_at", 0) >= SEEN_S:
+        seen(store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False))
+        st.session_state["class_seen_at"] = now
+    if v is None:
+        st.warning(f"Class {code} has ended.")
+        return
+    if st.session_state.get(FOLLOWING):
+        st.caption(f":material/school: Following class **{code}**.")
+        st.button("Leave to explore", key="class_leave", on_click=lambda: st.session_state.update({FOLLOWING: False}))
+        if v != st.session_state.get(APPLIED):
+            view = teacher_view(store, code)
+            if view is not None:
+                st.session_state[PENDING] = view
+                st.rerun(scope="app")
+    else:
+        st.caption(f":material/explore: Exploring on your own (class **{code}**).")
+        st.button("Back to the teacher", key="class_back", type="primary",
+                  on_click=lambda: st.session_state.update({FOLLOWING: True, APPLIED: None}))
+
+
+def teacher_panel(store, url: str) -> None:
+    """Sidebar: start a class (password when MICROSCOPE_TEACHER_PASSWORD is set), then its code,
+    join link, QR code, who is connected, and the lesson's Back/Next."""
+    code = st.session_state.get(TEACHING)
+    if code is None:
+        secret = os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
+        given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
+        if st.button("Start a class", key="class_start", icon=":material/school:",
+                     help="Students who open its link see what you see: page, document, layer, head, view."):
+            if secret and not hmac.compare_digest((given or "").encode(), secret.encode()):
+                st.error("Wrong teacher password.")
+            elif state.params() is None:
+                st.error("Summarize a document first: the class starts on what you show.")
+            else:
+                st.session_state[TEACHING] = start(store, {})  # the view follows at the end of this run
+        if TEACHING not in st.session_state:
+            return
+        code = st.session_state[TEACHING]
+    if version(store, code) is None:
+        st.warning(f"Class {code} has ended (its link expired).")
+        st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
+        return
+    link = f"{url.split('?')[0].rstrip('/')}/?class={code}"
+    connected, following = attendance(store, code)
+    st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
+                f"{following} following")
+    st.code(link, language=None)
+    st.image(qr_png(link), width=160)
+    st.button("End the class", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
+
+
+def qr_png(text: str) -> bytes:
+    import segno
+
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="png", scale=4, border=2)
+    return out.getvalue()
+
+
+def lesson_panel(examples: dict) -> None:
+    """Sidebar: pick a lesson, Back/Next through its steps (alone, or for a class as its teacher)."""
+    if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
+        return  # a student following: the teacher turns the pages
+    all_lessons = lessons()
+    none = "— no lesson —"  # an option of its own: a None value reads as no choice
+    name = st.selectbox("Lesson", [none, *all_lessons], key=state.keep("class_lesson"),
+                        format_func=lambda n: all_lessons[n].title if n in all_lessons else n)
+    if name not in all_lessons:
+        st.session_state.pop(STEP, None)
+        return
+    lesson = all_lessons[name]
+    step = st.session_state.get(STEP) or {"lesson": name, "step": -1}
+    if step.get("lesson") != name:
+        step = {"lesson": name, "step": -1}
+    c = st.columns(2)
+    c[0].button("Back", key="lesson_back", disabled=step["step"] <= 0, width="stretch",
+                on_click=go_to_step, args=(lesson, step["step"] - 1, examples))
+    c[1].button("Next" if step["step"] >= 0 else "Start", key="lesson_next", type="primary", width="stretch",
+                disabled=step["step"] >= len(lesson.steps) - 1, on_click=go_to_step,
+                args=(lesson, step["step"] + 1, examples))
+
+
+def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:
+    """A lesson button's callback: the step's page, view and (if not shown yet) document, taken at
+    the top of the next run (``apply_pending``)."""
+    s = lesson.steps[n]
+    doc = next((p for p in examples.values() if p.stem == lesson.document), None)
+    text = doc.read_text(encoding="utf-8") if doc is not None else None
+    st.session_state[PENDING] = {
+        "page": s.page, "pickers": s.view, "text": text, "k": lesson.k, "tb": True, "w": None,
+        "lesson": {"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
+                   "question": s.question, "title": lesson.title}}
+
+
+def step_text() -> None:
+    """The lesson step's text above the page (teacher, students following, anyone self-paced)."""
+    s = st.session_state.get(STEP)
+    if s and s.get("text"):
+        st.info(f"**{s['title']} · step {s['step'] + 1} of {s['of']}.** {s['text']}"
+                + (f"\n\n**Question:** {s['question']}" if s.get("question") else ""), icon=":material/school:")
