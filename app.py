@@ -68,8 +68,10 @@ with st.sidebar:
     st.file_uploader("…or upload a .txt / .md file", type=["txt", "md"], key="upload", on_change=load_upload)
     st.text_area("Document", key="document", height=220, placeholder="Paste a news article here.",
                  on_change=document_edited)
-    k = st.number_input("Summary length k (sentences)", min_value=1, max_value=10, value=3, key="k")
-    block = st.checkbox("Trigram blocking", value=True, key="block_trigram",
+    st.session_state.setdefault("k", 3)  # defaults here, not in the widgets: links and lessons also set them
+    st.session_state.setdefault("block_trigram", True)
+    k = st.number_input("Summary length k (sentences)", min_value=1, max_value=10, key="k")
+    block = st.checkbox("Trigram blocking", key="block_trigram",
                         help="Skip a sentence sharing a trigram with one already chosen (BertSum).")
     with st.expander("Model"):
         choices = weights_choices()
@@ -150,11 +152,13 @@ unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 classroom.step_text()
-try:
+if st.session_state.get(classroom.TEACHING) and classroom.my_view(pg.url_path) is not None:  # before the page:
+    classroom.publish(document_store(), st.session_state[classroom.TEACHING], classroom.my_view(pg.url_path))
+try:  # students start on the new view while the teacher's page is still drawing
     pg.run()
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
     unexpected(e)
-finally:  # also after a page's st.stop: the class sees what its teacher sees
+finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
     if st.session_state.get(classroom.TEACHING) and classroom.my_view(pg.url_path) is not None:
         classroom.publish(document_store(), st.session_state[classroom.TEACHING], classroom.my_view(pg.url_path))
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -78,7 +78,7 @@ st.title("Why this summary", help=HELP)
 stop = st.empty()
 if explanation_cache().peek(explanation_key(params, None)) is None:  # a long document: asked for first
     stop = asked("why", "Attributing the summary's scores to words", len(trace.windows),
-                 2 * len(trace.windows) * seconds_per_window(get_model(params["weights"], params["device"])))
+                 len(trace.windows) * seconds_per_window(get_model(params["weights"], params["device"])))
     if stop is None:
         st.stop()
 ex = explanation(params, trace, None)  # statuses, position scores and the selected sentences' words

@@ -2,6 +2,7 @@
 
     python scripts/workshop.py --students 20 [--same-example | --own-documents] [--processes 2]
                                [--url URL] [--throttle] [--json OUT]
+    python scripts/workshop.py --follow --students 30 [--processes 2] [--idle 60] [--json OUT]
 
 Starts the app (``--processes`` > 1: that many behind nginx, scripts/serve.py; ``--url``: an app or
 proxy already running, no server measurements), warms each process with one student (the model
@@ -11,6 +12,13 @@ student through: open the app → **Try an example** (or paste an own document a
 the server's CPU seconds per student flow (user + system of the app processes over the run,
 divided by the students) and the app processes' peak memory (VmHWM). ``--throttle`` emulates a
 20 Mbit/s down, 5 Mbit/s up, 40 ms link for every student (Chromium's DevTools protocol).
+
+``--follow``: a class instead (ui/classroom.py). A scripted teacher picks the shipped lesson, starts
+a class and walks every step with Next; the students joined by the class link. Per step: the time
+from the teacher's click to each student showing the step (its text), p50/p95, failures (a student
+not there within ``--timeout``), the app processes' CPU seconds per student per step; then
+``--idle`` seconds with nothing changing: CPU seconds per student per idle minute (the follow
+checks); peak memory per process.
 
 All students share one Chromium on this machine, so on a small machine the browsers compete
 with the server for the CPU (the run prints both): the step times are on the safe side of what
@@ -151,6 +159,86 @@ def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, t
             "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
 
 
+LESSON = "attention_in_20_minutes"
+
+
+async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int]) -> dict:
+    """The ``--follow`` rehearsal (see the module's docstring)."""
+    from playwright.async_api import async_playwright
+
+    from benchmarks.common import CHROMIUM, CHROMIUM_ARGS
+    from ui.classroom import lessons
+
+    steps = len(lessons()[LESSON].steps)
+    ms = timeout_s * 1000
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+        await teacher.goto(url, timeout=ms)
+        side = teacher.get_by_test_id("stSidebar")
+        await side.get_by_text("Class & lessons").click()
+        lesson_box = side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson")
+        await lesson_box.click()
+        await teacher.get_by_role("option", name="Attention in a summarizer in 20 minutes").click()
+        await side.get_by_role("button", name="Start", exact=True).click()
+        await teacher.get_by_text(f"step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
+        await teacher.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=ms)
+        await idle(teacher, timeout_s)
+        await side.get_by_role("button", name="Start a class").click()
+        line = await side.get_by_text("students connected", exact=False).first.inner_text(timeout=ms)
+        code = line.split("Class ", 1)[1][:6]
+
+        async def join(n):
+            page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+            await page.goto(f"{url}?class={code}", timeout=ms)
+            await page.get_by_text(f"step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
+            return page
+
+        pages = await asyncio.gather(*(join(n) for n in range(students)), return_exceptions=True)
+        joined = [pg for pg in pages if not isinstance(pg, BaseException)]
+        per_step, failures, cpu_steps = {}, len(pages) - len(joined), []
+
+        async def shows(page, n, t0):
+            try:
+                await page.get_by_text(f"step {n} of {steps}", exact=False).first.wait_for(timeout=ms)
+                return time.perf_counter() - t0
+            except Exception:  # noqa: BLE001  counted
+                return None
+
+        for n in range(2, steps + 1):
+            cpu0 = sum(cpu_seconds(p) for p in pids)
+            await idle(teacher, timeout_s)
+            t0 = time.perf_counter()
+            await side.get_by_role("button", name="Next").click()
+            got = await asyncio.gather(*(shows(pg, n, t0) for pg in joined))
+            per_step[n] = [g for g in got if g is not None]
+            failures += sum(g is None for g in got)
+            cpu_steps.append((sum(cpu_seconds(p) for p in pids) - cpu0) / max(len(joined), 1))
+        cpu0 = sum(cpu_seconds(p) for p in pids)
+        await asyncio.sleep(idle_s)
+        idle_cpu = sum(cpu_seconds(p) for p in pids) - cpu0
+        await browser.close()
+    every = [x for xs in per_step.values() for x in xs]
+    return {"mode": "follow", "students": students, "joined": len(joined), "processes": len(pids),
+            "steps": {str(n): stats(xs) for n, xs in per_step.items()}, "all_steps": stats(every),
+            "failures": failures,
+            "server_cpu_s_per_student_per_step": round(statistics.mean(cpu_steps), 3) if pids else None,
+            "idle_cpu_s_per_student_per_minute": round(idle_cpu / max(len(joined), 1) * 60 / idle_s, 4)
+            if pids else None,
+            "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
+
+
+def report_follow(r: dict) -> None:
+    print(f"\nA class: {r['joined']} of {r['students']} students joined, {r['processes']} app process(es), "
+          f"{r['failures']} failures")
+    print(f"{'step':6} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}  (teacher's Next → the student shows it)")
+    for step, s in {**r["steps"], "all": r["all_steps"]}.items():
+        print(f"{step:6} {s['n']:>3} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}")
+    print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s; following while idle: "
+          f"{r['idle_cpu_s_per_student_per_minute']} CPU-s per student per minute; peak memory per process (MB): "
+          f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
+
+
 def report(r: dict) -> None:
     print(f"\n{r['students']} students, {r['documents']}, {r['processes'] or 'external'} app process(es)"
           f"{', 20/5 Mbit/s + 40 ms' if r['throttled'] else ''}: {r['wall_s']} s, {r['failures']} failed")
@@ -182,7 +270,21 @@ def main(argv=None) -> dict:
     p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     p.add_argument("--timeout", type=float, default=300, help="seconds one step may take")
     p.add_argument("--json", type=Path)
+    p.add_argument("--follow", action="store_true", help="a class: a scripted teacher walks the shipped lesson")
+    p.add_argument("--idle", type=float, default=60, help="--follow: seconds of a class with nothing changing")
     args = p.parse_args(argv)
+    if args.follow:
+        from scripts.serve import Cluster
+
+        logs = Path(tempfile.mkdtemp(prefix="microscope_class_"))
+        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
+        with Cluster(args.processes, logs, env=env) as cluster:
+            result = asyncio.run(follow_class(cluster.url + "/", args.students, args.timeout, args.idle,
+                                              cluster.pids()))
+        report_follow(result)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return result
     if args.url:
         result = rehearse(args.url, args.students, args.own, args.data, args.timeout, args.throttle, [], [args.url])
     else:

@@ -83,3 +83,66 @@ def test_a_session_through_nginx_summarizes_and_stays_on_its_process(cluster, br
     page.wait_for_function("location.search.includes('doc=id')", timeout=60_000)
     assert page.get_by_test_id("stException").count() == 0
     context.close()
+
+
+def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
+    """Issue 33: the teacher (through nginx) starts a class; two students, each on another app
+    process, follow three steps through the shared store; one leaves to explore, stays put while
+    the teacher moves on, and catches up with Back to the teacher."""
+    import re
+
+    from benchmarks.browser import pick
+    from test_browser import go_to
+
+    def new_page(url):
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page.goto(url)
+        page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
+        return page
+
+    def shows(page, heading: str, timeout=15_000):
+        page.get_by_test_id("stMain").get_by_role("heading", name=heading).first.wait_for(timeout=timeout)
+
+    teacher = new_page(cluster.url + "/")
+    summarize(teacher, "Class session. " + ARTICLE)
+    teacher.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(teacher)
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    side.get_by_role("button", name="Start a class").click()
+    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
+                     .inner_text(timeout=60_000)).group(1)
+    students = [new_page(f"{s.url}/?class={code}") for s in cluster.servers]  # one on each process
+    for s in students:
+        s.get_by_text(f"Following class {code}").wait_for(timeout=60_000)
+        shows(s, "Summary", timeout=120_000)
+    side.get_by_text("2 students connected, 2 following").wait_for(timeout=30_000)
+
+    waits = []
+    for step in ("BERT attention", "layer 3", "Learn"):
+        t = time.perf_counter()
+        if step == "layer 3":
+            pick(teacher, "Layer", "3")
+        else:
+            go_to(teacher, step)
+        for s in students:
+            if step == "layer 3":
+                s.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some("
+                                    "e => e.textContent.includes('BERT layer 3'))", timeout=60_000)
+            else:
+                shows(s, step, timeout=60_000)
+        waits.append(time.perf_counter() - t)
+    print("teacher's click → both students show the step, s:", [round(w, 2) for w in waits])
+
+    away, other = students
+    away.get_by_role("button", name="Leave to explore").click()
+    away.get_by_role("button", name="Back to the teacher").wait_for(timeout=30_000)
+    go_to(teacher, "Sentence encoder")
+    shows(other, "Sentence encoder", timeout=60_000)
+    time.sleep(2)
+    assert away.get_by_test_id("stMain").get_by_role("heading", name="Sentence encoder").count() == 0
+    away.get_by_role("button", name="Back to the teacher").click()
+    shows(away, "Sentence encoder", timeout=60_000)
+    for page in (teacher, *students):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()

@@ -255,12 +255,18 @@ def teacher_panel(store, url: str) -> None:
         st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
         return
     link = f"{url.split('?')[0].rstrip('/')}/?class={code}"
-    connected, following = attendance(store, code)
-    st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
-                f"{following} following")
+    who_is_here(store, code)
     st.code(link, language=None)
     st.image(qr_png(link), width=160)
     st.button("End the class", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
+
+
+@st.fragment(run_every=SEEN_S)
+def who_is_here(store, code: str) -> None:
+    """The teacher's count of students, read again every few seconds (nothing else re-runs)."""
+    connected, following = attendance(store, code)
+    st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
+                f"{following} following")
 
 
 def qr_png(text: str) -> bytes:

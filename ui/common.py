@@ -285,9 +285,9 @@ def asked(name: str, what: str, windows: int, seconds: float):
 
 
 def seconds_per_window(model) -> float:
-    """A rough cost of one BERT window's forward + backward: 0.4 s per 22 M parameters (MiniLM
+    """A rough cost of one BERT window's forward + backward: 0.3 s per 22 M parameters (MiniLM
     on the 2-core machine this was measured on, benchmarks/long_document.py)."""
-    return 0.4 * sum(p.numel() for p in model.model.bert.parameters()) / 22e6
+    return 0.3 * sum(p.numel() for p in model.model.bert.parameters()) / 22e6
 
 
 def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
