@@ -60,7 +60,7 @@ def document_edited():
 
 from_link = link.restore(EXAMPLES, document_store())  # a shared link: its document and settings
 classroom.join_from_url(document_store())  # ?class=CODE: follow that class's teacher
-classroom.apply_pending(pg)  # a lesson step's or the class teacher's view, before any widget
+classroom.catch_up(document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
 
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",

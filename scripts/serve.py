@@ -53,6 +53,11 @@ http {{
   server {{
     listen {listen}:{port};
     client_max_body_size 2m;
+    location /app/static/classes/ {{
+      # a class's version, read by every student's browser each second (ui/classroom.py): from disk here
+      alias {classes}/;
+      add_header Cache-Control "no-store";
+    }}
     location / {{
       proxy_pass http://microscope;
       proxy_http_version 1.1;
@@ -81,8 +86,11 @@ class Proxy:
         self.dir = Path(tempfile.mkdtemp(prefix="microscope_nginx_"))
         user = "user root root;\n" if os.geteuid() == 0 else ""  # root: workers may write the temp folders
         servers = "\n".join(f"    server {u};" for u in self.upstreams)
+        from ui.classroom import STATIC
+
+        STATIC.mkdir(parents=True, exist_ok=True)
         (self.dir / "nginx.conf").write_text(NGINX_CONF.format(user=user, dir=self.dir, servers=servers,
-                                                               listen=self.listen, port=self.port))
+                                                               listen=self.listen, port=self.port, classes=STATIC))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)
@@ -120,10 +128,12 @@ class Cluster:
                                                               app_args=self.app_args))
                             for i in range(self.processes)]
             upstreams = [f"127.0.0.1:{s.port}" for s in self.servers] + self.upstreams
+            self.proxy = None
             if len(upstreams) == 1 and self.port is None:
                 self.url = self.servers[0].url
             else:
-                self.url = self.stack.enter_context(Proxy(upstreams, self.port, self.listen)).url
+                self.proxy = self.stack.enter_context(Proxy(upstreams, self.port, self.listen))
+                self.url = self.proxy.url
         except BaseException:
             self.stack.close()
             raise
@@ -132,8 +142,24 @@ class Cluster:
     def pids(self) -> list[int]:
         return [s.proc.pid for s in self.servers]
 
+    def proxy_pids(self) -> list[int]:
+        """nginx's master and workers (none without a proxy)."""
+        if self.proxy is None:
+            return []
+        master = self.proxy.proc.pid
+        kids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+                and _parent(int(p.name)) == master]
+        return [master, *kids]
+
     def __exit__(self, *exc):
         self.stack.close()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def main(argv=None) -> None:

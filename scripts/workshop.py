@@ -17,8 +17,9 @@ divided by the students) and the app processes' peak memory (VmHWM). ``--throttl
 a class and walks every step with Next; the students joined by the class link. Per step: the time
 from the teacher's click to each student showing the step (its text), p50/p95, failures (a student
 not there within ``--timeout``), the app processes' CPU seconds per student per step; then
-``--idle`` seconds with nothing changing: CPU seconds per student per idle minute (the follow
-checks); peak memory per process.
+``--idle`` seconds with nothing changing, once before the students join and once with them: CPU
+seconds per student per idle minute (the difference, per student: what following costs); peak
+memory per process.
 
 All students share one Chromium on this machine, so on a small machine the browsers compete
 with the server for the CPU (the run prints both): the step times are on the safe side of what
@@ -162,7 +163,8 @@ def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, t
 LESSON = "attention_in_20_minutes"
 
 
-async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int]) -> dict:
+async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
+                       proxy_pids: list[int] = ()) -> dict:
     """The ``--follow`` rehearsal (see the module's docstring)."""
     from playwright.async_api import async_playwright
 
@@ -174,12 +176,11 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
-        await teacher.goto(url, timeout=ms)
+        await teacher.goto(f"{url}?lesson={LESSON}", timeout=ms)  # the lesson picked by the link
+        await teacher.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=ms)
+        await idle(teacher, timeout_s)
         side = teacher.get_by_test_id("stSidebar")
         await side.get_by_text("Class & lessons").click()
-        lesson_box = side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson")
-        await lesson_box.click()
-        await teacher.get_by_role("option", name="Attention in a summarizer in 20 minutes").click()
         await side.get_by_role("button", name="Start", exact=True).click()
         await teacher.get_by_text(f"step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
         await teacher.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=ms)
@@ -187,6 +188,10 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         await side.get_by_role("button", name="Start a class").click()
         line = await side.get_by_text("students connected", exact=False).first.inner_text(timeout=ms)
         code = line.split("Class ", 1)[1][:6]
+        await idle(teacher, timeout_s)
+        base0 = sum(cpu_seconds(p) for p in pids)  # the class with no student yet: the servers' own idle cost
+        await asyncio.sleep(idle_s)
+        base = sum(cpu_seconds(p) for p in pids) - base0
 
         async def join(n):
             page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
@@ -203,6 +208,8 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
                 await page.get_by_text(f"step {n} of {steps}", exact=False).first.wait_for(timeout=ms)
                 return time.perf_counter() - t0
             except Exception:  # noqa: BLE001  counted
+                if os.environ.get("WORKSHOP_SHOTS"):
+                    await page.screenshot(path=os.path.join(os.environ["WORKSHOP_SHOTS"], f"step{n}_{id(page)}.png"))
                 return None
 
         for n in range(2, steps + 1):
@@ -214,17 +221,20 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             per_step[n] = [g for g in got if g is not None]
             failures += sum(g is None for g in got)
             cpu_steps.append((sum(cpu_seconds(p) for p in pids) - cpu0) / max(len(joined), 1))
-        cpu0 = sum(cpu_seconds(p) for p in pids)
+        cpu0, ng0 = sum(cpu_seconds(p) for p in pids), sum(cpu_seconds(p) for p in proxy_pids)
         await asyncio.sleep(idle_s)
         idle_cpu = sum(cpu_seconds(p) for p in pids) - cpu0
+        idle_nginx = sum(cpu_seconds(p) for p in proxy_pids) - ng0
         await browser.close()
     every = [x for xs in per_step.values() for x in xs]
     return {"mode": "follow", "students": students, "joined": len(joined), "processes": len(pids),
             "steps": {str(n): stats(xs) for n, xs in per_step.items()}, "all_steps": stats(every),
             "failures": failures,
             "server_cpu_s_per_student_per_step": round(statistics.mean(cpu_steps), 3) if pids else None,
-            "idle_cpu_s_per_student_per_minute": round(idle_cpu / max(len(joined), 1) * 60 / idle_s, 4)
+            "idle_cpu_s_per_minute_no_students": round(base * 60 / idle_s, 3),
+            "idle_cpu_s_per_student_per_minute": round((idle_cpu - base) / max(len(joined), 1) * 60 / idle_s, 4)
             if pids else None,
+            "idle_nginx_cpu_s_per_student_per_minute": round(idle_nginx / max(len(joined), 1) * 60 / idle_s, 4),
             "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
 
 
@@ -235,7 +245,9 @@ def report_follow(r: dict) -> None:
     for step, s in {**r["steps"], "all": r["all_steps"]}.items():
         print(f"{step:6} {s['n']:>3} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}")
     print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s; following while idle: "
-          f"{r['idle_cpu_s_per_student_per_minute']} CPU-s per student per minute; peak memory per process (MB): "
+          f"{r['idle_cpu_s_per_student_per_minute']} CPU-s per student per minute (nginx: "
+          f"{r['idle_nginx_cpu_s_per_student_per_minute']}; the servers with no student: "
+          f"{r['idle_cpu_s_per_minute_no_students']} CPU-s a minute); peak memory per process (MB): "
           f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
 
 
@@ -280,7 +292,7 @@ def main(argv=None) -> dict:
         env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
         with Cluster(args.processes, logs, env=env) as cluster:
             result = asyncio.run(follow_class(cluster.url + "/", args.students, args.timeout, args.idle,
-                                              cluster.pids()))
+                                              cluster.pids(), cluster.proxy_pids()))
         report_follow(result)
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))

@@ -157,16 +157,18 @@ def test_a_student_follows_the_teacher_leaves_and_comes_back(summarizer, monkeyp
     teacher.switch_page("pages/bert_attention.py").run()
     teacher.session_state["bert_layer"], teacher.session_state["bert_head"] = 3, 4
     teacher.run()
-    student.run()  # the fragment's next check
+    assert json.loads(C.static_file(code).read_text())["v"] == C.version(teacher_store(), code)
+    student.session_state[C.MOVED] = True  # what the browser's poll of that file sends (no JS in AppTest)
+    student.run()
     assert student.title[0].value == "BERT attention" and "BERT layer 4, head 5" in charts(student)[0].proto.spec
     assert C.attendance(teacher_store(), code) == (1, 1)
 
     button(student, "class_leave").click().run()
     teacher.switch_page("pages/learn.py").run()
+    student.session_state[C.MOVED] = True
     student.run()
     assert student.title[0].value == "BERT attention"  # exploring: not moved
     button(student, "class_back").click().run()
-    student.run()
     assert student.title[0].value.startswith("Learn")
 
     late = joined(C.start(teacher_store(), {}, valid_hours=-1))

@@ -32,8 +32,9 @@ from ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
-POLL_S = 1.0  # a student's check of the class version
-SEEN_S = 5.0  # a student's "still here" at most this often; connected = seen in the last 3 × SEEN_S
+POLL_S = 1.0  # a student's browser's check of the class version (a static file)
+SEEN_S = 20.0  # a student's "still here"; connected = seen in the last 3 × SEEN_S
+STATIC = ROOT / "static" / "classes"  # served at app/static/classes/ (server.enableStaticServing)
 FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
             "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
             "whatif_edits")
@@ -58,9 +59,13 @@ def start(store, view: dict, valid_hours: float | None = None) -> str:
 
 
 def publish(store, code: str, view: dict) -> None:
-    """The teacher's view now; the version moves only if it changed."""
+    """The teacher's view now; the version moves only if it changed (then the static file too)."""
     text = json.dumps(view, sort_keys=True)
     store.run("UPDATE classes SET state = ?, version = version + 1 WHERE code = ? AND state <> ?", (text, code, text))
+    v = version(store, code)
+    f = static_file(code)
+    if not f.exists() or json.loads(f.read_text()).get("v") != v:
+        mirror(code, v)
 
 
 def version(store, code: str) -> int | None:
@@ -131,9 +136,9 @@ def script_of(page: str) -> str:
 
 # ---------------------------------------------------------------- in the app (Streamlit)
 
-TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP = (
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED = (
     "class_teaching", "class_joined", "class_following", "class_applied", "class_pending", "class_session",
-    "class_step")
+    "class_step", "class_moved")
 
 
 def my_view(page: str) -> dict | None:
@@ -204,32 +209,113 @@ def teacher_view(store, code: str) -> dict | None:
     return {**view, "text": store.get(view["doc"]) if view.get("doc") else None}
 
 
-@st.fragment(run_every=POLL_S)
+# A student's browser asks for a tiny static file, the class's version (Streamlit's static serving,
+# app/static/classes/CODE.json), every POLL_S; only when it moved does it wake its session, whose
+# callback takes the teacher's view. So nothing re-runs while nothing changes: a static file from
+# Tornado costs a fraction of a script run. The file is written by the teacher's publish and, for
+# processes on other machines (PostgreSQL), by each process's mirror of the codes its students follow.
+_FOLLOW_JS = """
+export default function(component) {
+  const { data, setTriggerValue } = component;
+  const url = new URL('app/static/classes/' + data.code + '.json', document.baseURI);
+  let stopped = false, sent = data.version;
+  const poll = async () => {
+    if (stopped) return;
+    try {  // keeps polling after a trigger: a rerun that misses the change is caught by the next one
+      const r = await fetch(url, { cache: 'no-store' });
+      if (r.ok) { const v = (await r.json()).v; if (v !== sent) { sent = v; setTriggerValue('moved', v); } }
+    } catch (e) { /* the next poll tries again */ }
+    setTimeout(poll, data.every);
+  };
+  setTimeout(poll, data.every);
+  return () => { stopped = true; };
+}
+"""
+_follow = st.components.v2.component("microscope_class_follow", js=_FOLLOW_JS)
+
+
+def static_file(code: str) -> Path:
+    return STATIC / f"{code}.json"
+
+
+def mirror(code: str, v: int | None) -> None:
+    """The class's version where the students' browsers look for it (written atomically)."""
+    STATIC.mkdir(parents=True, exist_ok=True)
+    tmp = STATIC / f".{code}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"v": v}))
+    os.replace(tmp, static_file(code))
+
+
+@st.cache_resource(show_spinner=False)
+def mirrors(where: str) -> bool:
+    """This process's copy of every live class's version into the static files, every POLL_S (one
+    query per process, not per student): a browser reads the file on whatever process or machine
+    its request lands (nginx serves the folder itself: scripts/serve.py)."""
+    import threading
+
+    from ui.store import Store
+
+    def run():
+        store, known = Store(where), {}
+        while True:
+            try:
+                for code, v in store.run("SELECT code, version FROM classes WHERE expires >= ?", (time.time(),), True):
+                    if known.get(code) != v or not static_file(code).exists():
+                        mirror(code, v)
+                        known[code] = v
+            except Exception:  # noqa: BLE001  a failed read: the next round tries again
+                pass
+            time.sleep(POLL_S)
+
+    threading.Thread(target=run, name="class-mirror", daemon=True).start()
+    return True
+
+
+def catch_up(store, page) -> None:
+    """At the top of a run, before any widget: a student following whose browser saw the class
+    version move (or who just joined or came back) takes the teacher's view; then any view a
+    lesson step or the teacher asked for is applied (``apply_pending``)."""
+    code = st.session_state.get(JOINED)
+    if code is not None and st.session_state.get(FOLLOWING) and (
+            st.session_state.pop(MOVED, False) or st.session_state.get(APPLIED) is None):
+        view = teacher_view(store, code)
+        if view is not None:
+            st.session_state[PENDING] = view
+    apply_pending(page)
+
+
+def set_following(store, following: bool) -> None:
+    st.session_state[FOLLOWING] = following
+    st.session_state[APPLIED] = None  # coming back: catch up at once
+    seen(store, st.session_state[JOINED], st.session_state[SESSION], following)
+
+
 def follow(store) -> None:
-    """A student's class panel: following or exploring, and the check for the teacher's next view."""
+    """A student's class panel: following or exploring; the browser's watch on the class version."""
     code = st.session_state.get(JOINED)
     if code is None:
         return
-    v = version(store, code)
-    now = time.time()
-    if now - st.session_state.get("class_seen_at", 0) >= SEEN_S:
-        seen(store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False))
-        st.session_state["class_seen_at"] = now
-    if v is None:
+    mirrors(store.where)
+    heartbeat(store, code)
+    if version(store, code) is None:
         st.warning(f"Class {code} has ended.")
         return
     if st.session_state.get(FOLLOWING):
         st.caption(f":material/school: Following class **{code}**.")
-        st.button("Leave to explore", key="class_leave", on_click=lambda: st.session_state.update({FOLLOWING: False}))
-        if v != st.session_state.get(APPLIED):
-            view = teacher_view(store, code)
-            if view is not None:
-                st.session_state[PENDING] = view
-                st.rerun(scope="app")
+        st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
+        _follow(key="class_follow", data={"code": code, "version": st.session_state.get(APPLIED),
+                                          "every": int(POLL_S * 1000)},
+                on_moved_change=lambda: st.session_state.update({MOVED: True}))
     else:
         st.caption(f":material/explore: Exploring on your own (class **{code}**).")
-        st.button("Back to the teacher", key="class_back", type="primary",
-                  on_click=lambda: st.session_state.update({FOLLOWING: True, APPLIED: None}))
+        st.button("Back to the teacher", key="class_back", type="primary", on_click=set_following,
+                  args=(store, True))
+
+
+@st.fragment(run_every=SEEN_S)
+def heartbeat(store, code: str) -> None:
+    """"Still here", for the teacher's count (a fragment every SEEN_S, nothing drawn)."""
+    seen(store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False))
 
 
 def teacher_panel(store, url: str) -> None:
@@ -282,6 +368,10 @@ def lesson_panel(examples: dict) -> None:
     if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
         return  # a student following: the teacher turns the pages
     all_lessons = lessons()
+    if not st.session_state.get("lesson_url_read"):  # ?lesson=NAME opens on that lesson
+        st.session_state["lesson_url_read"] = True
+        if st.query_params.get("lesson") in all_lessons:
+            st.session_state[state.keep("class_lesson")] = st.query_params["lesson"]
     none = "— no lesson —"  # an option of its own: a None value reads as no choice
     name = st.selectbox("Lesson", [none, *all_lessons], key=state.keep("class_lesson"),
                         format_func=lambda n: all_lessons[n].title if n in all_lessons else n)
