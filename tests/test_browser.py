@@ -614,7 +614,7 @@ def test_head_buttons_and_labels_fit_at_common_widths(server, browser, shots, wi
     page.goto(server)
     page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
     summarize(page, (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8"))
-    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stDownloadButton"]').nth(4).wait_for(timeout=120_000)  # (not the sidebar's chart)
     idle(page)
     cut = page.evaluate(CUT_LABELS_JS, '[data-testid="stDownloadButton"] button p')
     assert page.locator('[data-testid="stDownloadButton"]').count() == 5 and not cut, cut

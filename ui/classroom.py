@@ -189,8 +189,8 @@ def apply_pending(page) -> None:
         st.session_state.update({"document": view["text"], "k": view["k"], "block_trigram": view["tb"]})
         if view.get("w") in weights_choices():
             st.session_state["weights"] = view["w"]
-        p = state.params()
-        if p is None or (p["text"], p["k"], p["block_trigram"]) != (view["text"], view["k"], view["tb"]):
+        p, w = state.params(), st.session_state.get("weights")
+        if p is None or (p["text"], p["k"], p["block_trigram"], p["weights"]) != (view["text"], view["k"], view["tb"], w):
             state.request_summarize()
     for key, value in view["pickers"].items():
         st.session_state[state.keep(key)] = value

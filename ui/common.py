@@ -4,8 +4,8 @@ ui/state.py.
 
 Settings (environment, read here only): MICROSCOPE_MAX_CHARS (input limit), MICROSCOPE_CACHE_ENTRIES
 and MICROSCOPE_CACHE_MB (the result cache), MICROSCOPE_FIGURE_ENTRIES and MICROSCOPE_FIGURE_MB (the
-figure cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once), MICROSCOPE_STORE (the SQLite file of
-linked documents)."""
+figure cache), MICROSCOPE_CONCURRENT_RUNS (model runs at once), MICROSCOPE_STORE (linked documents and
+classes: a SQLite file or a postgresql:// URL; classes' own settings: ui/classroom.py)."""
 from __future__ import annotations
 
 import ctypes
@@ -464,7 +464,7 @@ def window_caption(trace) -> str:
 @st.cache_resource(show_spinner=False)
 def document_store():
     """The documents summarized here, by ``ui.link.doc_id``, so a shared link can name a pasted
-    text without carrying it: SQLite at MICROSCOPE_STORE (ui/store.py), shared by every
+    text without carrying it: the store at MICROSCOPE_STORE (ui/store.py), shared by every
     process pointing at that file and kept across restarts."""
     from ui.store import DocumentStore, default_path
 
