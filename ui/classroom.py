@@ -3,12 +3,14 @@
 The teacher starts a class from the sidebar and gets a short code and a join link
 (``?class=CODE``, also as a QR code). After each of the teacher's runs the view they see (page,
 document, k, trigram blocking, weights, the pickers in ``FOLLOWED``, the lesson step) is written
-to the shared store; its ``version`` goes up only when something changed. A student's sidebar
-holds a fragment that reads that one number every ``POLL_S`` seconds; when it moves, the
-student's session takes the teacher's view (the document from the store, the result from the
-server's shared cache) and reruns on the teacher's page. Nothing re-runs while nothing changes.
-The store is the only channel, so students and teacher may be on different app processes
-(scripts/serve.py, nginx) or machines (PostgreSQL). A student can leave to explore and come back.
+to the shared store; its ``version`` goes up only when something changed, and goes to a tiny
+static file too. A student's browser reads that file every ``POLL_S`` seconds (nginx serves it);
+when the number moves, the student's session takes the teacher's view (the document from the
+store, the result from the server's shared cache) and reruns on the teacher's page. Nothing
+re-runs while nothing changes. The store is the only channel between processes, so students and
+teacher may be on different app processes (scripts/serve.py, nginx) or machines (PostgreSQL;
+each process copies live classes' versions to its static files). A student can leave to explore
+and come back. Lessons: TOML files in lessons/, stepped with Back/Next, alone or for a class.
 
 Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start a class),
 MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
