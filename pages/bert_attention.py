@@ -26,7 +26,8 @@ if trace.summary.too_short:  # not fed to BERT: say why they are not in the maps
                + (f" and {len(short) - 5} more" if len(short) > 5 else "")
                + f", under 5 words: BertSumExt does not feed {'them' if len(short) > 1 else 'it'} to BERT.")
 
-view = st.segmented_control("View", BERT_VIEWS, default="One head", key=keep("bert_view"),
+st.session_state.setdefault("bert_view", "One head")  # not default=: a link, lesson or class may set it
+view = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"),
                          help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])
@@ -54,7 +55,8 @@ SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax w
              "Value zeroing: how far each token's output moves when token j's values are zeroed (Mohebbi et al. "
              "2023), one layer on request.")
 if view == "One head":
-    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI", "value zeroing"], default="attention",
+    st.session_state.setdefault("bert_show", "attention")
+    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI", "value zeroing"],
                                 key=keep("bert_show"), help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
     if show == "attention":

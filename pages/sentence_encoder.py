@@ -14,8 +14,9 @@ source = "mean of each sentence's tokens" if trace.summary.pooling == "mean" els
 st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal position) pass through {L2} "
            f"Transformer layers with {H2} heads each, then a sigmoid gives each sentence its score. "
            "★ = selected for the summary.")
+st.session_state.setdefault("inter_show", "attention")  # not default=: a lesson or class may set it
 show = st.segmented_control(
-    "Show", ["attention", "norm-weighted", "ALTI"], default="attention", key=keep("inter_show"),
+    "Show", ["attention", "norm-weighted", "ALTI"], key=keep("inter_show"),
     help="Attention: the softmax weights. Norm-weighted: ‖α f(x_j)‖, what sentence j actually adds through the head "
          "(Kobayashi et al. 2020), as each row's share. ALTI: each sentence's contribution to the layer's output, the "
          "residual counted (Ferrando et al. 2022; this encoder normalises before attention, so nothing is "

@@ -19,7 +19,8 @@ import weakref
 from pathlib import Path
 
 import numpy as np
-import streamlit as st
+import pandas  # noqa: F401  imported here, once: plotly looks pandas up in sys.modules, and sessions that
+import streamlit as st  # started together saw it half-initialized there ("no attribute 'Series'", workshop)
 
 from ui import state
 
