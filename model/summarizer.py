@@ -225,9 +225,12 @@ class Summarizer:
                    max_chars=max_chars, trained_tokens=int(w.meta.get("trained_tokens", 0)) or None)
 
     def size(self) -> tuple[int, int, int]:
-        """BERT layers, heads per layer, and parameters of the whole model."""
+        """BERT layers, heads per layer, and parameters of the whole model (counted once: the
+        sidebar shows them on every run of every session)."""
+        if not hasattr(self, "_parameters"):
+            self._parameters = sum(p.numel() for p in self.model.parameters())
         cfg = self.model.bert.config
-        return cfg.num_hidden_layers, cfg.num_attention_heads, sum(p.numel() for p in self.model.parameters())
+        return cfg.num_hidden_layers, cfg.num_attention_heads, self._parameters
 
     def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
         """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's

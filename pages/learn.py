@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from ui.common import layer_head_pickers, need_trace, plot, run_mixing, window_caption
+from ui.common import figure, layer_head_pickers, need_trace, plot, run_mixing, window_caption
 from ui.state import keep
 from viz.common import token_labels
 from viz.learn import attention_steps, step_figures
@@ -27,7 +27,7 @@ query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i],
 causal = c[3].toggle("Causal mask", key=keep("causal"),
                      help="A decoder's look-ahead mask: hide every key after the query. BERT, an encoder, "
                           "has none. Steps 3 and 4 change.")
-figs = step_figures(trace, layer, head, query, causal)
+figs = figure(step_figures, trace, layer, head, query, causal)  # shared: a class's students all see this one
 steps = attention_steps(trace, layer, head, query, causal)
 
 st.subheader("Q and K")

@@ -34,6 +34,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -163,18 +164,74 @@ def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, t
 LESSON = "attention_in_20_minutes"
 
 
+def watch_version(code: str, published: dict, stop: threading.Event) -> None:
+    """When each class version reached the static file the browsers read (a thread, every 10 ms)."""
+    from ui.classroom import static_file
+
+    while not stop.is_set():
+        try:
+            published.setdefault(json.loads(static_file(code).read_text())["v"], time.perf_counter())
+        except (OSError, ValueError, KeyError):
+            pass
+        stop.wait(0.01)
+
+
+def niced_chromium(nice: int) -> str:
+    """Chromium at a lower priority (a wrapper script): the students' browsers take what CPU the
+    servers leave, as browsers on the students' own laptops would not compete with them at all."""
+    from benchmarks.common import CHROMIUM
+
+    if not nice:
+        return CHROMIUM
+    wrapper = Path(tempfile.mkdtemp(prefix="microscope_nice_")) / "chromium"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n {nice} {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+class Student:
+    """A student in the class: a Chromium page, or a bare session (benchmarks/bare_session.py: the
+    same websocket messages, nothing drawn) whose own loop reads the class's version file and
+    triggers the follow component as the page's script does. ``seen``: version → when first read."""
+
+    def __init__(self, page=None, bare=None):
+        self.page, self.bare, self.seen = page, bare, {}
+
+    async def shows(self, text: str, timeout_s: float) -> float:
+        if self.bare is not None:
+            return await self.bare.wait_text(text, timeout_s)
+        await self.page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_s * 1000)
+        return time.perf_counter()
+
+    async def follow(self, code: str) -> None:
+        """A bare student's poll of the class's version file, every ``every`` of the component's data."""
+        cid, data = self.bare.components["class_follow"]
+        sent = data["version"]
+        while True:
+            await asyncio.sleep(data["every"] / 1000)
+            try:
+                v = json.loads(await asyncio.to_thread(self.bare.get, f"app/static/classes/{code}.json"))["v"]
+            except (OSError, ValueError, KeyError):
+                continue
+            self.seen.setdefault(v, time.perf_counter())
+            if v != sent:
+                sent = v
+                await self.bare.trigger("class_follow", "moved", v)
+
+
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
-                       proxy_pids: list[int] = ()) -> dict:
+                       proxy_pids: list[int] = (), nice: int = 0, bare: int = 0) -> dict:
     """The ``--follow`` rehearsal (see the module's docstring)."""
     from playwright.async_api import async_playwright
 
-    from benchmarks.common import CHROMIUM, CHROMIUM_ARGS
+    from benchmarks.bare_session import BareSession
+    from benchmarks.common import CHROMIUM_ARGS
     from ui.classroom import lessons
 
     steps = len(lessons()[LESSON].steps)
     ms = timeout_s * 1000
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS)
         teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
         await teacher.goto(f"{url}?lesson={LESSON}", timeout=ms)  # the lesson picked by the link
         await teacher.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=ms)
@@ -192,45 +249,89 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         base0 = sum(cpu_seconds(p) for p in pids)  # the class with no student yet: the servers' own idle cost
         await asyncio.sleep(idle_s)
         base = sum(cpu_seconds(p) for p in pids) - base0
+        published, stop = {}, threading.Event()
+        threading.Thread(target=watch_version, args=(code, published, stop), daemon=True).start()
 
-        async def join(n):
+        async def join_browser():
             page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+            student = Student(page=page)
+
+            async def on_response(response):  # when the page's own poll read each version
+                if response.url.endswith(f"/classes/{code}.json"):
+                    t = time.perf_counter()
+                    try:
+                        student.seen.setdefault((await response.json())["v"], t)
+                    except Exception:  # noqa: BLE001  a page closing
+                        pass
+            page.on("response", on_response)
             await page.goto(f"{url}?class={code}", timeout=ms)
-            await page.get_by_text(f"step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
-            return page
+            await student.shows(f"step 1 of {steps}", timeout_s)
+            return student
 
-        pages = await asyncio.gather(*(join(n) for n in range(students)), return_exceptions=True)
-        joined = [pg for pg in pages if not isinstance(pg, BaseException)]
-        per_step, failures, cpu_steps = {}, len(pages) - len(joined), []
+        async def join_bare():
+            session = BareSession(url, f"class={code}")
+            await session.open()
+            student = Student(bare=session)
+            await student.shows(f"step 1 of {steps}", timeout_s)
+            student.task = asyncio.create_task(student.follow(code))
+            return student
 
-        async def shows(page, n, t0):
+        joining = [join_browser() for _ in range(students)] + [join_bare() for _ in range(bare)]
+        everyone = await asyncio.gather(*joining, return_exceptions=True)
+        joined = [s for s in everyone if isinstance(s, Student)]
+        failures = len(everyone) - len(joined)
+        kinds = {"browser": [s for s in joined if s.page], "bare": [s for s in joined if s.bare]}
+        shown = {kind: [] for kind in kinds}
+        per_step = {kind: {} for kind in kinds}
+        noticed = {kind: [] for kind in kinds}
+        parts, cpu_steps, browser_cpu = [], [], []  # click → version file; server CPU; the rest of the machine's
+        first = max(published, default=0)
+
+        async def shows(student, n, t0, v0):
             try:
-                await page.get_by_text(f"step {n} of {steps}", exact=False).first.wait_for(timeout=ms)
-                return time.perf_counter() - t0
+                t = await student.shows(f"step {n} of {steps}", timeout_s)
             except Exception:  # noqa: BLE001  counted
-                if os.environ.get("WORKSHOP_SHOTS"):
-                    await page.screenshot(path=os.path.join(os.environ["WORKSHOP_SHOTS"], f"step{n}_{id(page)}.png"))
+                if os.environ.get("WORKSHOP_SHOTS") and student.page:
+                    await student.page.screenshot(path=os.path.join(os.environ["WORKSHOP_SHOTS"], f"step{n}_{id(student)}.png"))
                 return None
+            saw = min((s for v, s in student.seen.items() if v is not None and v > v0), default=None)
+            return t - t0, None if saw is None else saw - t0
 
         for n in range(2, steps + 1):
-            cpu0 = sum(cpu_seconds(p) for p in pids)
             await idle(teacher, timeout_s)
+            cpu0 = sum(cpu_seconds(p) for p in pids)
+            other0 = machine_cpu_seconds() - cpu0 - sum(cpu_seconds(p) for p in proxy_pids)
+            v0 = max(published, default=0)
             t0 = time.perf_counter()
             await side.get_by_role("button", name="Next").click()
-            got = await asyncio.gather(*(shows(pg, n, t0) for pg in joined))
-            per_step[n] = [g for g in got if g is not None]
-            failures += sum(g is None for g in got)
-            cpu_steps.append((sum(cpu_seconds(p) for p in pids) - cpu0) / max(len(joined), 1))
+            for kind, group in kinds.items():
+                got = await asyncio.gather(*(shows(s, n, t0, v0) for s in group))
+                shown[kind] += [g[0] for g in got if g is not None]
+                per_step[kind][n] = stats([g[0] for g in got if g is not None])
+                noticed[kind] += [g[1] for g in got if g is not None and g[1] is not None]
+                failures += sum(g is None for g in got)
+            parts += [t - t0 for v, t in published.items() if v > v0][:1]
+            cpu1 = sum(cpu_seconds(p) for p in pids)
+            cpu_steps.append((cpu1 - cpu0) / max(len(joined), 1))
+            other = machine_cpu_seconds() - cpu1 - sum(cpu_seconds(p) for p in proxy_pids) - other0
+            browser_cpu.append(other / max(len(kinds["browser"]), 1))
+        stop.set()
+        versions = (max(published, default=0) - first) / (steps - 1)  # the class's version moves per step
         cpu0, ng0 = sum(cpu_seconds(p) for p in pids), sum(cpu_seconds(p) for p in proxy_pids)
         await asyncio.sleep(idle_s)
         idle_cpu = sum(cpu_seconds(p) for p in pids) - cpu0
         idle_nginx = sum(cpu_seconds(p) for p in proxy_pids) - ng0
+        for s in kinds["bare"]:
+            s.task.cancel()
+            await s.bare.close()
         await browser.close()
-    every = [x for xs in per_step.values() for x in xs]
-    return {"mode": "follow", "students": students, "joined": len(joined), "processes": len(pids),
-            "steps": {str(n): stats(xs) for n, xs in per_step.items()}, "all_steps": stats(every),
-            "failures": failures,
+    return {"mode": "follow", "students": students, "bare_students": bare, "joined": len(kinds["browser"]),
+            "bare_joined": len(kinds["bare"]), "processes": len(pids), "browsers_nice": nice,
+            "steps": {kind: stats(xs) for kind, xs in shown.items()}, "per_step": per_step,
+            "noticed": {kind: stats(xs) for kind, xs in noticed.items()}, "published": stats(parts),
+            "failures": failures, "versions_per_step": round(versions, 2),
             "server_cpu_s_per_student_per_step": round(statistics.mean(cpu_steps), 3) if pids else None,
+            "browser_cpu_s_per_browser_student_per_step": round(statistics.mean(browser_cpu), 3),
             "idle_cpu_s_per_minute_no_students": round(base * 60 / idle_s, 3),
             "idle_cpu_s_per_student_per_minute": round((idle_cpu - base) / max(len(joined), 1) * 60 / idle_s, 4)
             if pids else None,
@@ -239,12 +340,20 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
 
 
 def report_follow(r: dict) -> None:
-    print(f"\nA class: {r['joined']} of {r['students']} students joined, {r['processes']} app process(es), "
-          f"{r['failures']} failures")
-    print(f"{'step':6} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}  (teacher's Next → the student shows it)")
-    for step, s in {**r["steps"], "all": r["all_steps"]}.items():
-        print(f"{step:6} {s['n']:>3} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}")
-    print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s; following while idle: "
+    print(f"\nA class: {r['joined']} of {r['students']} browser students and {r['bare_joined']} of "
+          f"{r['bare_students']} bare ones joined, {r['processes']} app process(es), {r['failures']} failures")
+    print(f"{'students':9} {'n':>4} {'p50 s':>7} {'p95 s':>7} {'max s':>7}   teacher's Next → ...")
+    for kind in ("browser", "bare"):
+        for what, s in (("shows the step", r["steps"][kind]), ("read the new version", r["noticed"][kind])):
+            if s["n"]:
+                print(f"{kind:9} {s['n']:>4} {s['p50']:>7} {s['p95']:>7} {s['max']:>7}   {what}")
+    s = r["published"]
+    print(f"{'(server)':9} {s['n']:>4} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}"
+          f"   the class's version file changed (it moved {r['versions_per_step']} times a step)")
+    if r["browsers_nice"]:
+        print(f"(the browsers ran at nice {r['browsers_nice']}: the servers first)")
+    print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s (the rest of the machine, "
+          f"per browser student: {r['browser_cpu_s_per_browser_student_per_step']} s); following while idle: "
           f"{r['idle_cpu_s_per_student_per_minute']} CPU-s per student per minute (nginx: "
           f"{r['idle_nginx_cpu_s_per_student_per_minute']}; the servers with no student: "
           f"{r['idle_cpu_s_per_minute_no_students']} CPU-s a minute); peak memory per process (MB): "
@@ -284,6 +393,9 @@ def main(argv=None) -> dict:
     p.add_argument("--json", type=Path)
     p.add_argument("--follow", action="store_true", help="a class: a scripted teacher walks the shipped lesson")
     p.add_argument("--idle", type=float, default=60, help="--follow: seconds of a class with nothing changing")
+    p.add_argument("--nice", type=int, default=0, help="--follow: run the browsers at this nice level (servers first)")
+    p.add_argument("--bare", type=int, default=0,
+                   help="--follow: this many more students as bare sessions (benchmarks/bare_session.py)")
     args = p.parse_args(argv)
     if args.follow:
         from scripts.serve import Cluster
@@ -292,7 +404,7 @@ def main(argv=None) -> dict:
         env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
         with Cluster(args.processes, logs, env=env) as cluster:
             result = asyncio.run(follow_class(cluster.url + "/", args.students, args.timeout, args.idle,
-                                              cluster.pids(), cluster.proxy_pids()))
+                                              cluster.pids(), cluster.proxy_pids(), args.nice, args.bare))
         report_follow(result)
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))

@@ -85,6 +85,13 @@ def test_a_class_moves_its_version_only_on_change_and_counts_its_students(store)
     C.publish(store, code, {"page": "bert_attention", "pickers": {"bert_layer": 3}})
     assert C.version(store, code) == 2 and C.lookup(store, code) == ({"page": "bert_attention",
                                                                        "pickers": {"bert_layer": 3}}, 2)
+    drawn = {"page": "bert_attention", "pickers": {"bert_layer": 3, "bert_colors": "Viridis"}}
+    C.publish(store, code, drawn)  # the page drew a picker at its default: stored, no new version
+    assert C.lookup(store, code) == (drawn, 2)
+    C.publish(store, code, {"page": "bert_attention", "pickers": {"bert_layer": 4, "bert_colors": "Viridis"}})
+    assert C.version(store, code) == 3  # a changed value moves it
+    C.publish(store, code, {"page": "learn", "pickers": {"bert_layer": 4, "bert_colors": "Viridis", "learn_head": 1}})
+    assert C.version(store, code) == 4  # so does a page with a new picker
     C.seen(store, code, "a", True)
     C.seen(store, code, "b", False)
     C.seen(store, code, "a", True)
@@ -168,8 +175,12 @@ def test_a_student_follows_the_teacher_leaves_and_comes_back(summarizer, monkeyp
     student.session_state[C.MOVED] = True
     student.run()
     assert student.title[0].value == "BERT attention"  # exploring: not moved
+    student.switch_page("pages/sentence_encoder.py").run()
+    student.session_state["inter_layer"] = 1  # a picker the teacher never drew
+    student.run()
     button(student, "class_back").click().run()
     assert student.title[0].value.startswith("Learn")
+    assert "inter_layer" not in student.session_state  # at its default again, as the teacher's
 
     late = joined(C.start(teacher_store(), {}, valid_hours=-1))
     assert any("has ended: its link has expired" in w.value for w in late.warning), [w.value for w in late.warning]
@@ -188,3 +199,27 @@ def teacher_store():
     from ui.common import document_store
 
     return document_store()
+
+
+def test_students_reads_do_not_wait_for_a_writer_and_a_failed_query_leaves_the_store_working(tmp_path):
+    """SQLite in write-ahead-log mode: a class's version is read while another process holds the
+    write lock (before, every read took that lock and a class's students queued behind the teacher)."""
+    import sqlite3
+    import threading
+
+    s = Store(tmp_path / "store.sqlite3")
+    code = C.start(s, {"page": ""})
+    writer = sqlite3.connect(tmp_path / "store.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE classes SET version = 7")  # not committed yet
+    got = []
+    reader = threading.Thread(target=lambda: got.append(C.version(s, code)))
+    reader.start()
+    reader.join(10)
+    assert got == [1]  # the last committed version, at once (a lock would hold it 30 s)
+    writer.execute("COMMIT")
+    assert C.version(s, code) == 7
+    with pytest.raises(sqlite3.OperationalError):
+        s.run("SELECT nope FROM classes", (), True)
+    C.publish(s, code, {"page": "learn"})
+    assert C.version(s, code) == 8

@@ -29,7 +29,9 @@ def sizeof(value) -> int:
 
 
 def figure_bytes(fig) -> int:
-    """Approximate bytes of a Plotly figure: the NumPy arrays of its traces, plus 4 KB."""
+    """Approximate bytes of a Plotly figure (or a dict of them): the NumPy arrays of its traces, plus 4 KB."""
+    if isinstance(fig, dict):
+        return sum(figure_bytes(f) for f in fig.values())
     arrays = (getattr(t, a, None) for t in fig.data for a in ("x", "y", "z", "customdata", "text"))
     return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray)) + 4096
 

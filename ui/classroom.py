@@ -4,9 +4,10 @@ The teacher starts a class from the sidebar and gets a short code and a join lin
 (``?class=CODE``, also as a QR code). After each of the teacher's runs the view they see (page,
 document, k, trigram blocking, weights, the pickers in ``FOLLOWED``, the lesson step) is written
 to the shared store; its ``version`` goes up only when something changed, and goes to a tiny
-static file too. A student's browser reads that file every ``POLL_S`` seconds (nginx serves it);
-when the number moves, the student's session takes the teacher's view (the document from the
-store, the result from the server's shared cache) and reruns on the teacher's page. Nothing
+static file too. A student's browser reads that file every second (every half second behind
+scripts/serve.py, where nginx serves it); when the number moves, the student's session takes the
+teacher's view (the document from the store, the result from the server's shared cache) and
+reruns on the teacher's page. Nothing
 re-runs while nothing changes. The store is the only channel between processes, so students and
 teacher may be on different app processes (scripts/serve.py, nginx) or machines (PostgreSQL;
 each process copies live classes' versions to its static files). A student can leave to explore
@@ -34,7 +35,9 @@ from ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
-POLL_S = 1.0  # a student's browser's check of the class version (a static file)
+POLL_S = 1.0  # a student's browser's check of the class version (a static file from Streamlit)
+POLL_PROXIED_S = 0.5  # the same behind scripts/serve.py, where nginx serves it (~30 µs of CPU a read)
+PROXIED = "X-Microscope-Proxy"  # the header scripts/serve.py's nginx adds
 SEEN_S = 20.0  # a student's "still here"; connected = seen in the last 3 × SEEN_S
 STATIC = ROOT / "static" / "classes"  # served at app/static/classes/ (server.enableStaticServing)
 FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
@@ -61,9 +64,21 @@ def start(store, view: dict, valid_hours: float | None = None) -> str:
 
 
 def publish(store, code: str, view: dict) -> None:
-    """The teacher's view now; the version moves only if it changed (then the static file too)."""
+    """The teacher's view now; the version moves only if it changed (then the static file too).
+    Pickers that only appeared (a page's widgets drawn for the first time, at their defaults) are
+    stored without moving it: a student on the view before them draws the same defaults, since
+    taking a view drops the pickers it does not name (``apply_pending``). So a student reruns once
+    per step of the teacher, not once more after the teacher's page has drawn."""
     text = json.dumps(view, sort_keys=True)
-    store.run("UPDATE classes SET state = ?, version = version + 1 WHERE code = ? AND state <> ?", (text, code, text))
+    rows = store.run("SELECT state FROM classes WHERE code = ?", (code,), True)
+    if not rows or rows[0][0] == text:
+        return
+    old = json.loads(rows[0][0])
+    pickers, before = view.get("pickers") or {}, old.get("pickers") or {}
+    only_added = ({**old, "pickers": None} == {**view, "pickers": None}
+                  and all(k in pickers and pickers[k] == v for k, v in before.items()))
+    store.run("UPDATE classes SET state = ?, version = version + ? WHERE code = ?",
+              (text, 0 if only_added else 1, code))
     v = version(store, code)
     f = static_file(code)
     if not f.exists() or json.loads(f.read_text()).get("v") != v:
@@ -196,6 +211,9 @@ def apply_pending(page) -> None:
             state.request_summarize()
     for key, value in view["pickers"].items():
         st.session_state[state.keep(key)] = value
+    if view.get("complete"):  # the teacher's whole view: a picker it does not name is at its default
+        for key in set(FOLLOWED) - set(view["pickers"]):
+            st.session_state.pop(key, None)
     st.session_state[STEP] = view.get("lesson")
 
 
@@ -208,29 +226,35 @@ def teacher_view(store, code: str) -> dict | None:
     st.session_state[APPLIED] = v
     if not view:
         return None
-    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None}
+    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True}
 
 
-# A student's browser asks for a tiny static file, the class's version (Streamlit's static serving,
-# app/static/classes/CODE.json), every POLL_S; only when it moved does it wake its session, whose
-# callback takes the teacher's view. So nothing re-runs while nothing changes: a static file from
-# Tornado costs a fraction of a script run. The file is written by the teacher's publish and, for
-# processes on other machines (PostgreSQL), by each process's mirror of the codes its students follow.
+# A student's browser asks for a tiny static file, the class's version (app/static/classes/CODE.json,
+# from nginx or Streamlit's static serving) every ``every`` ms; only when it moved does it wake its
+# session, whose callback takes the teacher's view. So nothing re-runs while nothing changes. The
+# file is written by the teacher's publish and, for processes on other machines (PostgreSQL), by
+# each process's mirror. Streamlit calls this function again on every run that draws the component
+# (new data), without the previous call's clean-up: one poll per page, so each call takes over from
+# the last (a generation number) — else every run added a poll, and every poll its trigger.
 _FOLLOW_JS = """
 export default function(component) {
   const { data, setTriggerValue } = component;
+  const me = (window.__microscopeFollow = (window.__microscopeFollow || 0) + 1);
   const url = new URL('app/static/classes/' + data.code + '.json', document.baseURI);
-  let stopped = false, sent = data.version;
+  let sent = data.version;
   const poll = async () => {
-    if (stopped) return;
+    if (window.__microscopeFollow !== me) return;  // a later call polls now, or the panel is gone
     try {  // keeps polling after a trigger: a rerun that misses the change is caught by the next one
       const r = await fetch(url, { cache: 'no-store' });
-      if (r.ok) { const v = (await r.json()).v; if (v !== sent) { sent = v; setTriggerValue('moved', v); } }
+      if (r.ok && window.__microscopeFollow === me) {
+        const v = (await r.json()).v;
+        if (v !== sent) { sent = v; setTriggerValue('moved', v); }
+      }
     } catch (e) { /* the next poll tries again */ }
     setTimeout(poll, data.every);
   };
   setTimeout(poll, data.every);
-  return () => { stopped = true; };
+  return () => { if (window.__microscopeFollow === me) window.__microscopeFollow = me + 1; };
 }
 """
 _follow = st.components.v2.component("microscope_class_follow", js=_FOLLOW_JS)
@@ -250,7 +274,7 @@ def mirror(code: str, v: int | None) -> None:
 
 @st.cache_resource(show_spinner=False)
 def mirrors(where: str) -> bool:
-    """This process's copy of every live class's version into the static files, every POLL_S (one
+    """This process's copy of every live class's version into the static files, twice a second (one
     query per process, not per student): a browser reads the file on whatever process or machine
     its request lands (nginx serves the folder itself: scripts/serve.py)."""
     import threading
@@ -267,7 +291,7 @@ def mirrors(where: str) -> bool:
                         known[code] = v
             except Exception:  # noqa: BLE001  a failed read: the next round tries again
                 pass
-            time.sleep(POLL_S)
+            time.sleep(POLL_PROXIED_S)
 
     threading.Thread(target=run, name="class-mirror", daemon=True).start()
     return True
@@ -305,8 +329,9 @@ def follow(store) -> None:
     if st.session_state.get(FOLLOWING):
         st.caption(f":material/school: Following class **{code}**.")
         st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
+        every = POLL_PROXIED_S if st.context.headers.get(PROXIED) else POLL_S
         _follow(key="class_follow", data={"code": code, "version": st.session_state.get(APPLIED),
-                                          "every": int(POLL_S * 1000)},
+                                          "every": int(every * 1000)},
                 on_moved_change=lambda: st.session_state.update({MOVED: True}))
     else:
         st.caption(f":material/explore: Exploring on your own (class **{code}**).")

@@ -6,16 +6,19 @@ process pointing at the same store sees the same rows, also after a restart.
                                                                   # ~/.cache/attention-microscope/)
     MICROSCOPE_STORE=postgresql://user:pass@db-host/microscope    # PostgreSQL, for several machines
 
-SQLite: writes are short transactions in its default rollback-journal mode. Several processes on
-one machine share the file safely; SQLite's documentation warns against sharing it over a network
-file system (locks there are unreliable): for app processes on several machines use PostgreSQL.
+SQLite: writes are short transactions, in write-ahead-log mode (readers do not wait for them).
+Several processes on one machine share the file safely; SQLite's documentation warns against
+sharing it over a network file system (its locks there are unreliable, and the write-ahead log
+needs shared memory): for app processes on several machines use PostgreSQL.
 Bounded: the ``max_documents`` most recently summarized or opened are kept; classes past their
 expiry are removed when a class starts."""
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for time.time()
@@ -39,35 +42,68 @@ def default_path() -> Path:
 
 class Store:
     """SQLite (a path) or PostgreSQL (a ``postgresql://`` URL): the same tables and queries, written
-    with ``?`` placeholders (turned into ``%s`` for psycopg). One short-lived connection per call:
-    sessions run on many threads, processes share the database."""
+    with ``?`` placeholders (turned into ``%s`` for psycopg). Sessions run on many threads and each
+    call takes an open connection from this object's pool (one per call running at once; a
+    PostgreSQL connection is a server process, too dear to open per query). Make one per process
+    (``ui.common.document_store``)."""
 
     def __init__(self, where: str | Path, max_documents: int = 2000):
         self.where, self.max_documents = str(where), max_documents
         self.postgres = self.where.startswith(("postgresql://", "postgres://"))
+        self._idle: queue.SimpleQueue = queue.SimpleQueue()  # connections not in use
         if not self.postgres:
             Path(self.where).parent.mkdir(parents=True, exist_ok=True)
         for statement in TABLES:
             self.run(statement)
 
-    def run(self, query: str, args: tuple = (), fetch: bool = False, *more: tuple[str, tuple]):
-        """``query`` (then each of ``more``) in one transaction; the first query's rows if ``fetch``."""
+    def _connect(self):
         if self.postgres:
             import psycopg  # only for a PostgreSQL store
 
-            with psycopg.connect(self.where) as db:  # commits on leaving
-                rows = db.execute(query.replace("?", "%s"), args).fetchall() if fetch else \
-                    db.execute(query.replace("?", "%s"), args)
-                for q, a in more:
-                    db.execute(q.replace("?", "%s"), a)
-                return rows if fetch else None
-        with sqlite3.connect(self.where, timeout=30, isolation_level=None) as db:
+            return psycopg.connect(self.where, autocommit=True)
+        db = sqlite3.connect(self.where, timeout=30, isolation_level=None, check_same_thread=False)
+        # Write-ahead log: readers never wait for a writer (a class's students read at once while
+        # the teacher writes), and a commit appends without a sync of the disk (NORMAL): a power
+        # cut may lose the last few writes, never the database. Kept in the file once set.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    @contextmanager
+    def _connection(self):
+        try:
+            db = self._idle.get_nowait()
+        except queue.Empty:
+            db = self._connect()
+        try:
+            yield db
+        except BaseException:
+            db.close()  # in an unknown state: not reused
+            raise
+        self._idle.put(db)
+
+    def run(self, query: str, args: tuple = (), fetch: bool = False, *more: tuple[str, tuple]):
+        """``query`` (then each of ``more``) in one transaction; the first query's rows if ``fetch``.
+        A lone read takes no lock (SQLite: the write-ahead log's snapshot)."""
+        q = (lambda text: text.replace("?", "%s")) if self.postgres else (lambda text: text)
+        with self._connection() as db:
+            if fetch and not more:
+                return db.execute(q(query), args).fetchall()
+            if self.postgres:
+                with db.transaction():
+                    return self._all(db, q(query), args, fetch, [(q(text), a) for text, a in more])
             db.execute("BEGIN IMMEDIATE")
-            rows = db.execute(query, args).fetchall() if fetch else db.execute(query, args)
-            for q, a in more:
-                db.execute(q, a)
+            rows = self._all(db, query, args, fetch, more)
             db.execute("COMMIT")
-            return rows if fetch else None
+            return rows
+
+    @staticmethod
+    def _all(db, query: str, args: tuple, fetch: bool, more) -> list | None:
+        cursor = db.execute(query, args)
+        rows = cursor.fetchall() if fetch else None
+        for text, a in more:
+            db.execute(text, a)
+        return rows
 
     # ---------------------------------------------------------------- documents behind links
 
