@@ -23,15 +23,14 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 
 class BareSession:
-    """One session on ``url`` (an app or nginx in front of several). ``texts``: every markdown or
-    alert text received → when (perf_counter) it first arrived; ``components``: a components-v2
+    """One session on ``url`` (an app or nginx in front of several). ``texts``: every markdown,
+    alert or heading text received → when (perf_counter) it first arrived; ``components``: a components-v2
     element's key → (its id, its data)."""
 
     def __init__(self, url: str, query: str = ""):
         self.url, self.query = url.rstrip("/") + "/", query
         self.page_hash, self.texts, self.components = "", {}, {}
-        self.finished = asyncio.Event()
-        self.runs = 0  # script runs that finished
+        self.seen = {}  # following a class: version → when its poll first read it
 
     async def open(self) -> None:
         import websockets
@@ -56,7 +55,6 @@ class BareSession:
             cs.fragment_id, cs.is_auto_rerun = fragment, True
         for w in widgets or []:
             cs.widget_states.widgets.append(w)
-        self.finished.clear()
         await self.ws.send(msg.SerializeToString())
 
     async def trigger(self, component_key: str, event: str, value) -> None:
@@ -77,9 +75,6 @@ class BareSession:
                 self.page_hash = msg.new_session.page_script_hash
             elif kind == "navigation" and msg.navigation.page_script_hash:
                 self.page_hash = msg.navigation.page_script_hash
-            elif kind == "script_finished":
-                self.runs += 1
-                self.finished.set()
             elif kind == "auto_rerun":
                 fid, every = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
                 if fid not in self.auto:
@@ -87,7 +82,7 @@ class BareSession:
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 el = msg.delta.new_element
                 which = el.WhichOneof("type")
-                if which in ("markdown", "alert"):
+                if which in ("markdown", "alert", "heading"):
                     self.texts.setdefault(getattr(el, which).body, now)
                 elif which == "bidi_component":  # its id ends with its key; its data is JSON
                     c = el.bidi_component
@@ -98,6 +93,22 @@ class BareSession:
             await asyncio.sleep(seconds)
             await self.rerun(fragment=fragment)
 
+    async def follow_class(self, code: str) -> None:
+        """What the class panel's component does in a student's page (ui/classroom.py): read the
+        class's version file every ``every`` ms of its data; when it moved, trigger ``moved``."""
+        data = self.components["class_follow"][1]
+        sent = data["version"]
+        while True:
+            await asyncio.sleep(data["every"] / 1000)
+            try:
+                v = json.loads(await asyncio.to_thread(self.get, f"app/static/classes/{code}.json"))["v"]
+            except (OSError, ValueError, KeyError):
+                continue
+            self.seen.setdefault(v, time.perf_counter())
+            if v != sent:
+                sent = v
+                await self.trigger("class_follow", "moved", v)
+
     async def wait_text(self, part: str, timeout_s: float) -> float:
         """When a text holding ``part`` first arrived."""
         deadline = time.perf_counter() + timeout_s
@@ -106,7 +117,7 @@ class BareSession:
                 if part in text:
                     return t
             await asyncio.sleep(0.02)
-        raise TimeoutError(f"no text with {part!r} within {timeout_s} s")
+        raise TimeoutError(f"no text with {part!r} within {timeout_s} s; received: {[t[:60] for t in self.texts]}")
 
     def get(self, path: str) -> bytes:
         """A plain GET on this session's server (with its cookies), e.g. a static file."""

@@ -124,6 +124,7 @@ class Cluster:
         self.stack = ExitStack()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         env = {"MICROSCOPE_STORE": str(self.log_dir / "documents.sqlite3"), **os.environ, **self.env}
+        self.store = env["MICROSCOPE_STORE"]  # what the processes share
         try:
             self.servers = [self.stack.enter_context(Server(self.log_dir / f"app{i + 1}.log", env=env,
                                                               app_args=self.app_args))

@@ -191,32 +191,17 @@ def niced_chromium(nice: int) -> str:
 
 class Student:
     """A student in the class: a Chromium page, or a bare session (benchmarks/bare_session.py: the
-    same websocket messages, nothing drawn) whose own loop reads the class's version file and
-    triggers the follow component as the page's script does. ``seen``: version → when first read."""
+    same websocket messages and version reads, nothing drawn). ``seen``: version → when first read."""
 
     def __init__(self, page=None, bare=None):
-        self.page, self.bare, self.seen = page, bare, {}
+        self.page, self.bare = page, bare
+        self.seen = bare.seen if bare is not None else {}
 
     async def shows(self, text: str, timeout_s: float) -> float:
         if self.bare is not None:
             return await self.bare.wait_text(text, timeout_s)
         await self.page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_s * 1000)
         return time.perf_counter()
-
-    async def follow(self, code: str) -> None:
-        """A bare student's poll of the class's version file, every ``every`` of the component's data."""
-        cid, data = self.bare.components["class_follow"]
-        sent = data["version"]
-        while True:
-            await asyncio.sleep(data["every"] / 1000)
-            try:
-                v = json.loads(await asyncio.to_thread(self.bare.get, f"app/static/classes/{code}.json"))["v"]
-            except (OSError, ValueError, KeyError):
-                continue
-            self.seen.setdefault(v, time.perf_counter())
-            if v != sent:
-                sent = v
-                await self.bare.trigger("class_follow", "moved", v)
 
 
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
@@ -273,7 +258,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             await session.open()
             student = Student(bare=session)
             await student.shows(f"step 1 of {steps}", timeout_s)
-            student.task = asyncio.create_task(student.follow(code))
+            student.task = asyncio.create_task(session.follow_class(code))
             return student
 
         joining = [join_browser() for _ in range(students)] + [join_bare() for _ in range(bare)]

@@ -188,3 +188,39 @@ def students_on_each_process(cluster, new_page, url: str, code: str) -> tuple[li
     routes = [c["value"] for p in on.values() for c in p.context.cookies() if c["name"] == "microscope_route"]
     assert len(set(routes)) == 2
     return list(on.values()), opened
+
+
+def test_a_bare_session_follows_a_class_through_nginx(cluster):
+    """The rehearsal's bare students (benchmarks/bare_session.py) speak the browser's protocol: one
+    joins a class through nginx and follows the teacher's page. The teacher here is this test
+    process writing to the processes' shared store, as another machine's app would."""
+    import asyncio
+
+    from benchmarks.bare_session import BareSession
+    from ui import classroom as C
+    from ui.link import doc_id
+    from ui.store import Store
+
+    store = Store(cluster.store)
+    store.put(doc_id(ARTICLE), ARTICLE)
+    view = {"page": "bert_attention", "doc": doc_id(ARTICLE), "k": 3, "tb": True, "w": None, "pickers": {},
+            "lesson": None}
+    code = C.start(store, view)
+    C.mirror(code, C.version(store, code))
+
+    async def follow():
+        student = BareSession(cluster.url, f"class={code}")
+        await student.open()
+        await student.wait_text("BERT attention", 120)
+        task = asyncio.create_task(student.follow_class(code))
+        assert student.components["class_follow"][1]["every"] == C.POLL_PROXIED_S * 1000  # behind nginx
+        C.publish(store, code, {**view, "page": "learn"})
+        await student.wait_text("Learn: how one attention head works", 60)
+        assert max(student.seen) == 2  # its poll read the new version
+        task.cancel()
+        await student.close()
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # this module's sync Playwright holds this thread's event loop
+        pool.submit(asyncio.run, follow()).result()

@@ -7,11 +7,10 @@ to the shared store; its ``version`` goes up only when something changed, and go
 static file too. A student's browser reads that file every second (every half second behind
 scripts/serve.py, where nginx serves it); when the number moves, the student's session takes the
 teacher's view (the document from the store, the result from the server's shared cache) and
-reruns on the teacher's page. Nothing
-re-runs while nothing changes. The store is the only channel between processes, so students and
-teacher may be on different app processes (scripts/serve.py, nginx) or machines (PostgreSQL;
-each process copies live classes' versions to its static files). A student can leave to explore
-and come back. Lessons: TOML files in lessons/, stepped with Back/Next, alone or for a class.
+reruns on the teacher's page. Nothing re-runs while nothing changes. The store is the only
+channel between processes, so students and teacher may be on different app processes
+(scripts/serve.py, nginx) or machines (PostgreSQL; each process copies live classes' versions to
+its static files). A student can leave to explore and come back. Lessons: TOML files in lessons/, stepped with Back/Next, alone or for a class.
 
 Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start a class),
 MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
