@@ -152,13 +152,11 @@ unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 classroom.step_text()
-if st.session_state.get(classroom.TEACHING) and classroom.my_view(pg.url_path) is not None:  # before the page:
-    classroom.publish(document_store(), st.session_state[classroom.TEACHING], classroom.my_view(pg.url_path))
-try:  # students start on the new view while the teacher's page is still drawing
+classroom.publish_mine(document_store(), pg.url_path)  # before the page: students start on the new view
+try:  # while the teacher's page is still drawing
     pg.run()
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
     unexpected(e)
 finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
-    if st.session_state.get(classroom.TEACHING) and classroom.my_view(pg.url_path) is not None:
-        classroom.publish(document_store(), st.session_state[classroom.TEACHING], classroom.my_view(pg.url_path))
+    classroom.publish_mine(document_store(), pg.url_path)
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -132,6 +132,11 @@ def stats(xs: list[float]) -> dict:
             "p95": round(xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))], 2), "max": round(xs[-1], 2)}
 
 
+def cpu(pids) -> float:
+    """CPU seconds these processes have used so far."""
+    return sum(cpu_seconds(p) for p in pids)
+
+
 def machine_cpu_seconds() -> float:
     """CPU seconds every core of the machine has been busy so far (/proc/stat): less the app
     servers' own, what the students' browsers and Playwright used (Chromium processes are reaped by
@@ -145,19 +150,19 @@ def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, t
     texts = documents(data, students + 1) if own else [None] * (students + 1)
     for warm_url in warm_urls:  # the teacher's try on each process: the model loads, the example is cached
         warm = asyncio.run(drive(warm_url, texts[:1], timeout_s, throttle))[0]
-    cpu0, busy0 = sum(cpu_seconds(p) for p in pids), machine_cpu_seconds()
+    cpu0, busy0 = cpu(pids), machine_cpu_seconds()
     t = time.perf_counter()
     runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle))
     wall = time.perf_counter() - t
-    cpu, busy = sum(cpu_seconds(p) for p in pids) - cpu0, machine_cpu_seconds() - busy0
+    used, busy = cpu(pids) - cpu0, machine_cpu_seconds() - busy0
     failed = [r for r in runs if "failed" in r]
     return {"students": students, "documents": "own" if own else "same example", "throttled": throttle,
             "processes": len(pids), "wall_s": round(wall, 1), "warm_up": warm,
             "steps": {s: stats([r["times"][s] for r in runs if s in r["times"]]) for s in STEPS},
             "failures": len(failed), "failed": [{k: r[k] for k in ("failed", "error")} for r in failed],
-            "server_cpu_s_per_student": round(cpu / students, 3) if pids else None,
+            "server_cpu_s_per_student": round(used / students, 3) if pids else None,
             "machine_busy_cpu_s": round(busy, 1), "machine_cpu_s_available": round(wall * (os.cpu_count() or 1), 1),
-            "server_cpu_s": round(cpu, 1) if pids else None,
+            "server_cpu_s": round(used, 1) if pids else None,
             "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
 
 
@@ -231,9 +236,9 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         line = await side.get_by_text("students connected", exact=False).first.inner_text(timeout=ms)
         code = line.split("Class ", 1)[1][:6]
         await idle(teacher, timeout_s)
-        base0 = sum(cpu_seconds(p) for p in pids)  # the class with no student yet: the servers' own idle cost
+        base0 = cpu(pids)  # the class with no student yet: the servers' own idle cost
         await asyncio.sleep(idle_s)
-        base = sum(cpu_seconds(p) for p in pids) - base0
+        base = cpu(pids) - base0
         published, stop = {}, threading.Event()
         threading.Thread(target=watch_version, args=(code, published, stop), daemon=True).start()
 
@@ -284,8 +289,8 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
 
         for n in range(2, steps + 1):
             await idle(teacher, timeout_s)
-            cpu0 = sum(cpu_seconds(p) for p in pids)
-            other0 = machine_cpu_seconds() - cpu0 - sum(cpu_seconds(p) for p in proxy_pids)
+            cpu0 = cpu(pids)
+            other0 = machine_cpu_seconds() - cpu0 - cpu(proxy_pids)
             v0 = max(published, default=0)
             t0 = time.perf_counter()
             await side.get_by_role("button", name="Next").click()
@@ -296,16 +301,16 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
                 noticed[kind] += [g[1] for g in got if g is not None and g[1] is not None]
                 failures += sum(g is None for g in got)
             parts += [t - t0 for v, t in published.items() if v > v0][:1]
-            cpu1 = sum(cpu_seconds(p) for p in pids)
+            cpu1 = cpu(pids)
             cpu_steps.append((cpu1 - cpu0) / max(len(joined), 1))
-            other = machine_cpu_seconds() - cpu1 - sum(cpu_seconds(p) for p in proxy_pids) - other0
+            other = machine_cpu_seconds() - cpu1 - cpu(proxy_pids) - other0
             browser_cpu.append(other / max(len(kinds["browser"]), 1))
         stop.set()
         versions = (max(published, default=0) - first) / (steps - 1)  # the class's version moves per step
-        cpu0, ng0 = sum(cpu_seconds(p) for p in pids), sum(cpu_seconds(p) for p in proxy_pids)
+        cpu0, ng0 = cpu(pids), cpu(proxy_pids)
         await asyncio.sleep(idle_s)
-        idle_cpu = sum(cpu_seconds(p) for p in pids) - cpu0
-        idle_nginx = sum(cpu_seconds(p) for p in proxy_pids) - ng0
+        idle_cpu = cpu(pids) - cpu0
+        idle_nginx = cpu(proxy_pids) - ng0
         for s in kinds["bare"]:
             s.task.cancel()
             await s.bare.close()

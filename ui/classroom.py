@@ -10,13 +10,15 @@ teacher's view (the document from the store, the result from the server's shared
 reruns on the teacher's page. Nothing re-runs while nothing changes. The store is the only
 channel between processes, so students and teacher may be on different app processes
 (scripts/serve.py, nginx) or machines (PostgreSQL; each process copies live classes' versions to
-its static files). A student can leave to explore and come back. Lessons: TOML files in lessons/, stepped with Back/Next, alone or for a class.
+its static files). A student can leave to explore and come back. Lessons: TOML files in
+lessons/, stepped with Back/Next, alone or for a class.
 
 Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start a class),
 MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
 """
 from __future__ import annotations
 
+import functools
 import hmac
 import io
 import json
@@ -82,6 +84,13 @@ def publish(store, code: str, view: dict) -> None:
     f = static_file(code)
     if not f.exists() or json.loads(f.read_text()).get("v") != v:
         mirror(code, v)
+
+
+def publish_mine(store, page: str) -> None:
+    """A teacher's run: publish what this session shows (nothing before a Summarize or out of class)."""
+    code, view = st.session_state.get(TEACHING), my_view(page)
+    if code is not None and view is not None:
+        publish(store, code, view)
 
 
 def version(store, code: str) -> int | None:
@@ -271,17 +280,15 @@ def mirror(code: str, v: int | None) -> None:
     os.replace(tmp, static_file(code))
 
 
-@st.cache_resource(show_spinner=False)
-def mirrors(where: str) -> bool:
+@functools.lru_cache(maxsize=None)
+def mirrors(store) -> bool:
     """This process's copy of every live class's version into the static files, twice a second (one
-    query per process, not per student): a browser reads the file on whatever process or machine
-    its request lands (nginx serves the folder itself: scripts/serve.py)."""
+    query per process and store, not per student): a browser reads the file on whatever process or
+    machine its request lands (nginx serves the folder itself: scripts/serve.py)."""
     import threading
 
-    from ui.store import Store
-
     def run():
-        store, known = Store(where), {}
+        known = {}
         while True:
             try:
                 for code, v in store.run("SELECT code, version FROM classes WHERE expires >= ?", (time.time(),), True):
@@ -320,7 +327,7 @@ def follow(store) -> None:
     code = st.session_state.get(JOINED)
     if code is None:
         return
-    mirrors(store.where)
+    mirrors(store)
     heartbeat(store, code)
     if version(store, code) is None:
         st.warning(f"Class {code} has ended.")
