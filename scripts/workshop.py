@@ -348,6 +348,9 @@ def report_follow(r: dict) -> None:
           f"{r['idle_nginx_cpu_s_per_student_per_minute']}; the servers with no student: "
           f"{r['idle_cpu_s_per_minute_no_students']} CPU-s a minute); peak memory per process (MB): "
           f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
+    if (r["idle_cpu_s_per_student_per_minute"] or 0) < 0:  # a difference of two idle measurements
+        print("(the idle cost with students came out below the servers' own: a difference within their noise; "
+              "more students or a longer --idle measure it)")
 
 
 def report(r: dict) -> None:
