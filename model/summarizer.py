@@ -7,6 +7,7 @@ for the duration of the call; each hook records only the thread that attached it
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import defaultdict
@@ -224,13 +225,15 @@ class Summarizer:
         return cls(model, load_tokenizer(directory), dev, "trained" if w.head else "untrained", name,
                    max_chars=max_chars, trained_tokens=int(w.meta.get("trained_tokens", 0)) or None)
 
+    @functools.cached_property
+    def n_parameters(self) -> int:
+        """Parameters of the whole model, counted once (the sidebar shows them on every run)."""
+        return sum(p.numel() for p in self.model.parameters())
+
     def size(self) -> tuple[int, int, int]:
-        """BERT layers, heads per layer, and parameters of the whole model (counted once: the
-        sidebar shows them on every run of every session)."""
-        if not hasattr(self, "_parameters"):
-            self._parameters = sum(p.numel() for p in self.model.parameters())
+        """BERT layers, heads per layer, and parameters of the whole model."""
         cfg = self.model.bert.config
-        return cfg.num_hidden_layers, cfg.num_attention_heads, self._parameters
+        return cfg.num_hidden_layers, cfg.num_attention_heads, self.n_parameters
 
     def encode(self, text: str, max_windows: int | None = 1) -> Encoded:
         """BertSum's input format. Sentences below ``min_words`` words are not fed (PreSumm's
