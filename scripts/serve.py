@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import Server, free_port, wait_healthy  # noqa: E402
+from benchmarks.common import Server, descendants, free_port, wait_healthy  # noqa: E402
 from model.load import parse_model_spec  # noqa: E402
 
 NGINX_CONF = """\
@@ -148,20 +148,10 @@ class Cluster:
         """nginx's master and workers (none without a proxy)."""
         if self.proxy is None:
             return []
-        master = self.proxy.proc.pid
-        kids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
-                and _parent(int(p.name)) == master]
-        return [master, *kids]
+        return [self.proxy.proc.pid, *descendants(self.proxy.proc.pid)]
 
     def __exit__(self, *exc):
         self.stack.close()
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def main(argv=None) -> None:
