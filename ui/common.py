@@ -466,18 +466,11 @@ def window_caption(trace) -> str:
 def document_store():
     """The documents summarized here, by ``ui.link.doc_id``, so a shared link can name a pasted
     text without carrying it: the store at MICROSCOPE_STORE (ui/store.py), shared by every
-    process pointing at that file and kept across restarts."""
-    from ui.store import default_path
+    process pointing at that file and kept across restarts. One per process: its tables checked
+    once, its pool of connections shared by every session."""
+    from ui.store import Store, default_path
 
-    return _store(os.environ.get("MICROSCOPE_STORE") or str(default_path()))
-
-
-@functools.lru_cache(maxsize=4)
-def _store(where: str):
-    """One store (its tables checked, its pool of connections) per process and place."""
-    from ui.store import Store
-
-    return Store(where)
+    return Store(os.environ.get("MICROSCOPE_STORE") or default_path())
 
 
 def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> str:
