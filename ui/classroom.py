@@ -80,10 +80,7 @@ def publish(store, code: str, view: dict) -> None:
                   and all(k in pickers and pickers[k] == v for k, v in before.items()))
     store.run("UPDATE classes SET state = ?, version = version + ? WHERE code = ?",
               (text, 0 if only_added else 1, code))
-    v = version(store, code)
-    f = static_file(code)
-    if not f.exists() or json.loads(f.read_text()).get("v") != v:
-        mirror(code, v)
+    mirror(code, version(store, code))
 
 
 def publish_mine(store, page: str) -> None:
