@@ -78,9 +78,12 @@ with st.sidebar:
         weights = st.selectbox("Model", choices, key="weights", index=choices.index(default_model()),
                                help="Models this server was started with (`--model`, `--models`), the sentence "
                                     "scorer shipped in model/weights, or an untrained scorer on the plain backbone.")
-        devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        gpus = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        devices = ["cpu"] + [f"{g}{p}" for g in gpus for p in ("", " bfloat16")]
         device = st.selectbox("Device", devices, key="device", index=int(len(devices) > 1),
-                              help="A GPU when this server has one.")
+                              help="A GPU when this server has one. \"bfloat16\": the summary and the maps "
+                                   "computed in bfloat16 (faster; scores differ by up to a few hundredths, README: "
+                                   "GPU); every analysis still computes in float32.")
         try:
             st.caption(model_caption(get_model(weights, device)))
         except ValueError as e:

@@ -24,8 +24,8 @@ def load_model(args):
         spec = parse_model_spec(args.model)
         if spec.problem():
             raise ValueError(spec.problem())
-        return Summarizer.load(spec.backbone, spec.checkpoint, device=args.device)
-    return Summarizer.load(args.backbone, args.checkpoint, device=args.device)
+        return Summarizer.load(spec.backbone, spec.checkpoint, device=args.device, precision=args.precision)
+    return Summarizer.load(args.backbone, args.checkpoint, device=args.device, precision=args.precision)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         c.add_argument("--model", metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
                        help="a backbone and checkpoint as the app's --model names them (instead of the two above)")
         c.add_argument("--device", choices=["cpu", "cuda"])
+        c.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                       help="of the summaries (bfloat16 autocast, for a GPU); the analyses compute in float32")
         modules[name].add_arguments(c)
     args = p.parse_args(argv)
     module = modules[args.command]

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from tokenizers import AddedToken
 
+from analysis.device import batch_bytes
 from analysis.explain import SentenceStatus, selection
 from model.bert import extended_mask
 from model.summarizer import CONTROL, Encoded, Summarizer, hooks, pool_sentences, record
@@ -364,7 +365,7 @@ def attention_change(att_a, att_b, where_a: np.ndarray, where_b: np.ndarray, n_a
         ids.append([unit_id[st[w]:st[w + 1]] for w in range(len(st) - 1)])
     win_a = np.searchsorted(starts[0], where_a, side="right") - 1
     win_b = np.searchsorted(starts[1], where_b, side="right") - 1
-    total = torch.zeros(L, H, dtype=torch.float64)
+    total = torch.zeros(L, H, dtype=torch.float64, device=att_a[0][0].device)  # summed where the attention is: one copy back
     for wa, wb in sorted(set(zip(win_a.tolist(), win_b.tolist()))):
         sel = (win_a == wa) & (win_b == wb)
         keys = (ids[0][wa], ids[1][wb])  # [T_wa], [T_wb]
@@ -374,10 +375,11 @@ def attention_change(att_a, att_b, where_a: np.ndarray, where_b: np.ndarray, n_a
             pos = np.full(len(where), -1, dtype=np.int64)
             pos[k[k >= 0]] = np.flatnonzero(k >= 0)
             cols = pos[shared]  # [K] where the shared keys sit in this window
-            only = torch.from_numpy(np.flatnonzero((k >= 0) & ~np.isin(k, shared)))  # aligned keys only this window has
-            rest = torch.from_numpy(np.flatnonzero(k < 0))  # keys not aligned
+            dev = att[w][0].device  # index tensors go where the attention is (the model's device), once per window
+            only = torch.from_numpy(np.flatnonzero((k >= 0) & ~np.isin(k, shared))).to(dev)  # aligned keys only this window has
+            rest = torch.from_numpy(np.flatnonzero(k < 0)).to(dev)  # keys not aligned
             rows = where[sel] - st[w]  # [n] the query rows in this window
-            side.append((att[w], _index(rows, len(k)), _index(cols, len(k)), only, rest))
+            side.append((att[w], _index(rows, len(k), dev), _index(cols, len(k), dev), only, rest))
         for layer in range(L):
             (fa, qa, ca, oa, xa), (fb, qb, cb, ob, xb) = side
             ra, rb = _take(fa[layer], qa, 1), _take(fb[layer], qb, 1)  # [H, n, T_w] as stored (float16)
@@ -386,20 +388,20 @@ def attention_change(att_a, att_b, where_a: np.ndarray, where_b: np.ndarray, n_a
             tv = ((_take(ra, ca, 2) - _take(rb, cb, 2)).float().abs_().sum(-1) + mass(ra, oa) + mass(rb, ob)
                   + (mass(ra, xa) - mass(rb, xb)).abs())  # [H, n]
             total[layer] += 0.5 * tv.sum(-1).double()
-    return (total / len(where_a)).float().numpy()
+    return (total / len(where_a)).float().cpu().numpy()
 
 
-def _index(positions: np.ndarray, n: int) -> list[tuple[int, int]] | torch.Tensor | None:
+def _index(positions: np.ndarray, n: int, device: torch.device) -> list[tuple[int, int]] | torch.Tensor | None:
     """Positions to take along a dimension of size n: None when they are 0..n-1 in order (no copy),
     else their contiguous runs (start, length) when there are few (an edit moves blocks: slices
-    copy faster than a gather), else an index tensor."""
+    copy faster than a gather), else an index tensor on ``device`` (the indexed tensor's)."""
     if len(positions) == n and (positions == np.arange(n)).all():
         return None
     if len(positions) == 0:
-        return torch.from_numpy(positions)
+        return torch.from_numpy(positions).to(device)
     cut = np.flatnonzero(np.diff(positions) != 1) + 1
     if len(cut) > 32:
-        return torch.from_numpy(positions)
+        return torch.from_numpy(positions).to(device)
     starts, ends = np.r_[0, cut], np.r_[cut, len(positions)]
     return [(int(positions[a]), int(b - a)) for a, b in zip(starts, ends)]
 
@@ -514,7 +516,7 @@ def compare(summarizer: Summarizer, text_a: str, text_b: str, k: int = 3, block_
 # ------------------------------------------------------------------ activation patching
 
 CHUNK_BYTES = 8 << 20  # BERT head copies run together while their attention maps fit in ~8 MB (on a
-# 2-core CPU, larger batches ran slower per copy than one at a time)
+# 2-core CPU, larger batches ran slower per copy than one at a time; a GPU: analysis.device.batch_bytes)
 PATCH_KINDS = {  # kind → what is taken from A (layers and heads 0-based)
     "none": "nothing (B as it is: 0 by definition)",
     "all": "every aligned sentence's vector and position row (exactly 1 when every sentence of B is aligned)",
@@ -721,7 +723,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     if bert_heads:
         blocks = _head_blocks(H, D, s.device)[:, None]  # [H, 1, D]
         T = B.hidden.shape[1]
-        chunk = max(1, CHUNK_BYTES // (4 * H * T * T))  # copies per batch: one [H, T, T] map each
+        chunk = max(1, batch_bytes(s.device, CHUNK_BYTES) // (4 * H * T * T))  # copies per batch: one [H, T, T] map each
         for l in range(L):
             def swap_heads(module, args, l=l):  # the context vectors [1, n, D] → H copies, head h from A in copy h
                 return (args[0] * (1 - blocks) + A.ctx[l, ra][None] * blocks,)  # [H, n, D]

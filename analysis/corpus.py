@@ -132,15 +132,7 @@ def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, impor
         grads = dict(zip(("bert", "inter"), importance_gradient(summarizer, doc["text"], k, block)))
         for part, g in grads.items():
             parts[part] = {**parts[part], "importance_gradient": np.asarray(g, dtype=np.float32)}
-    rows = []
-    for part, named in parts.items():
-        if not named:
-            continue
-        L, H = next(iter(named.values())).shape
-        for layer in range(L):
-            for head in range(H):
-                rows.append({"id": doc["id"], "part": part, "layer": layer, "head": head,
-                             **{name: float(v[layer, head]) for name, v in named.items()}})
+    rows = head_rows(doc["id"], parts)
     out = {"id": doc["id"], **summary.to_json(), "lead": list(lead(summary, k))}
     if faithfulness and summary.selected:
         from analysis.mixing import faithfulness as scoreboard
@@ -155,30 +147,145 @@ def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, impor
     return out, rows
 
 
+def head_rows(doc_id: str, parts: dict) -> list[dict]:
+    """{part: {statistic: [L, H]}} → one row per head."""
+    rows = []
+    for part, named in parts.items():
+        if not named:
+            continue
+        L, H = next(iter(named.values())).shape
+        for layer in range(L):
+            for head in range(H):
+                rows.append({"id": doc_id, "part": part, "layer": layer, "head": head,
+                             **{name: float(v[layer, head]) for name, v in named.items()}})
+    return rows
+
+
+BATCH_ATTENTION_BYTES = 12 * 2 ** 20  # the batched path: one layer's attention [B, H, T, T] within this on a CPU
+
+
+def _padded(rows: list, width: int, value, device):
+    import torch
+
+    return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], device=device)
+
+
+def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bool) -> list[tuple[dict, list[dict]]]:
+    """``summarize_one`` (without importance and the scoreboard) for many documents at once, the
+    corpus's path on a GPU: every BERT window of every document, sorted by length and padded into
+    batches (one layer's attention within ``batch_bytes``), then the sentence encoder over all
+    documents padded to the longest. Head statistics are reduced on the device from the batch's
+    attention (first window, as ``trace`` captures it). Same results as one document at a time
+    (tests/test_corpus.py)."""
+    import torch
+
+    from analysis.device import batch_bytes
+    from analysis.heads import attention_stats, inter_stats
+    from model.summarizer import record
+
+    s, dev = summarizer, summarizer.device
+    results: list = [None] * len(docs)
+    encs = {}
+    for i, doc in enumerate(docs):
+        try:
+            encs[i] = s.encode(doc["text"], s.max_windows)
+        except ValueError as e:  # empty, too long, ...: recorded, the run goes on
+            results[i] = ({"id": doc["id"], "error": str(e)}, [])
+    bert = s.model.bert
+    H = bert.config.num_attention_heads
+    softmax = {f"p{l}": layer.attention.self.softmax for l, layer in enumerate(bert.encoder.layer)}
+    windows = sorted(((i, w) for i, e in encs.items() for w in range(len(e.window_starts))),
+                     key=lambda iw: -(lambda a, b: b - a)(*encs[iw[0]].window(iw[1])))
+    budget = batch_bytes(dev, BATCH_ATTENTION_BYTES)
+    vectors, bert_parts = {}, {}
+    with torch.inference_mode(), s.autocast():
+        n = 0
+        while n < len(windows):
+            T = (lambda a, b: b - a)(*encs[windows[n][0]].window(windows[n][1]))  # the longest: sorted
+            chunk = windows[n:n + max(1, budget // (H * T * T * 4))]
+            n += len(chunk)
+            spans = [encs[i].window(w) for i, w in chunk]
+            cls = [[c - a for c in encs[i].cls_positions if a <= c < b] for (i, _), (a, b) in zip(chunk, spans)]
+            S = max(map(len, cls))
+            inputs = dict(input_ids=_padded([encs[i].input_ids[a:b] for (i, _), (a, b) in zip(chunk, spans)], T, 0, dev),
+                          segment_ids=_padded([encs[i].segment_ids[a:b] for (i, _), (a, b) in zip(chunk, spans)], T, 0, dev),
+                          attention_mask=_padded([[1] * (b - a) for a, b in spans], T, 0, dev),
+                          cls_positions=_padded(cls, S, 0, dev), cls_mask=_padded([[True] * len(c) for c in cls], S, False, dev))
+            want = stats and any(w == 0 for _, w in chunk)
+            with record(softmax if want else {}) as rec:
+                vecs = s.model.sentence_vectors(**inputs)  # [B, S, D]
+            for b_, ((i, w), c, (a, b)) in enumerate(zip(chunk, cls, spans)):
+                vectors[i, w] = vecs[b_, :len(c)]
+                if want and w == 0:
+                    A = torch.stack([rec[f"p{l}"][0][b_, :, :b - a, :b - a] for l in range(len(softmax))])
+                    bert_parts[i] = attention_stats(A, encs[i].tokens[a:b], encs[i].token_sentence[a:b])
+        order = list(encs)
+        S = max((len(encs[i].cls_positions) for i in order), default=0)
+        inter = {f"inter{l}": m.self_attn.softmax for l, m in enumerate(s.model.ext_layer.transformer_inter)}
+        if order:
+            D = next(iter(vectors.values())).shape[-1]
+            sents = torch.zeros(len(order), S, D, device=dev, dtype=next(iter(vectors.values())).dtype)
+            mask = torch.zeros(len(order), S, dtype=torch.bool, device=dev)
+            for r, i in enumerate(order):
+                v = torch.cat([vectors[i, w] for w in range(len(encs[i].window_starts))])  # [S_i, D]
+                sents[r, :len(v)], mask[r, :len(v)] = v, True
+            with record(inter if stats else {}) as rec:
+                scores = s.model.ext_layer(sents, mask).float().cpu().numpy()  # [B, S]: one copy back
+            att = (torch.stack([rec[f"inter{l}"][0] for l in range(len(inter))], 1).float().cpu().numpy()
+                   if stats else None)  # [B, L2, H2, S, S]
+    for r, i in enumerate(order):
+        enc = encs[i]
+        S_i = len(enc.cls_positions)
+        summary = s.summary(enc, scores[r, :S_i].tolist(), k, block)
+        parts = {"bert": bert_parts.get(i, {}), "inter": {}}
+        if stats:
+            from types import SimpleNamespace
+
+            parts["inter"] = inter_stats(SimpleNamespace(inter_attention=att[r, :, :, :S_i, :S_i],
+                                                         input_sentences=np.array(enc.input_sentences),
+                                                         summary=summary))
+        out = {"id": docs[i]["id"], **summary.to_json(), "lead": list(lead(summary, k))}
+        if docs[i].get("reference") is not None:
+            out["reference"] = docs[i]["reference"]
+        results[i] = (out, head_rows(docs[i]["id"], parts))
+    return results
+
+
 class Worker:
-    """Ray Data's stateful callable: the model loads once per actor; each call gets one unit."""
+    """Ray Data's stateful callable: the model loads once per actor; each call gets one unit. On a
+    GPU (``device`` "cuda") a unit goes through ``summarize_batch`` (but for ``--importance`` and
+    ``--faithfulness``, per document); on a CPU one document at a time, one torch thread."""
 
     def __init__(self, backbone: str | None, checkpoint: str | None, k: int, block: bool, stats: bool,
-                 importance: bool, faithfulness: bool = False):
+                 importance: bool, faithfulness: bool = False, device: str = "cpu", precision: str = "float32"):
         import torch
 
         from model.summarizer import Summarizer
 
-        torch.set_num_threads(1)  # one core per actor: actors, not threads, use the machine
-        self.summarizer = Summarizer.load(backbone, checkpoint, device="cpu")
+        if device == "cpu":
+            torch.set_num_threads(1)  # one core per actor: actors, not threads, use the machine
+        self.summarizer = Summarizer.load(backbone, checkpoint, device=device, precision=precision)
         self.args = (k, block, stats, importance, faithfulness)
+        self.batched = device != "cpu" and not importance and not faithfulness
 
     def __call__(self, batch: dict) -> dict:
         summaries, heads = [], []
         for unit in batch["unit"]:
-            for doc in json.loads(unit):
+            docs = json.loads(unit)
+            todo = [d for d in docs if "error" not in d]
+            if self.batched:
+                done = iter(summarize_batch(self.summarizer, todo, *self.args[:3]))
+            for doc in docs:
                 if "error" in doc:
                     summaries.append(json.dumps(doc))
                     continue
-                try:
-                    out, rows = summarize_one(self.summarizer, doc, *self.args)
-                except ValueError as e:  # empty, too long, ...: recorded, the run goes on
-                    out, rows = {"id": doc["id"], "error": str(e)}, []
+                if self.batched:
+                    out, rows = next(done)
+                else:
+                    try:
+                        out, rows = summarize_one(self.summarizer, doc, *self.args)
+                    except ValueError as e:  # empty, too long, ...: recorded, the run goes on
+                        out, rows = {"id": doc["id"], "error": str(e)}, []
                 summaries.append(json.dumps(out, ensure_ascii=False))
                 heads.extend(rows)
         import resource
@@ -234,9 +341,12 @@ def next_shard(out: Path) -> int:
 def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats: bool = False,
         importance: str | None = None, address: str | None = None, limit: int | None = None,
         workers: int | None = None, unit_tokens: int = 2000, checkpoint: str | None = None,
-        progress=None, backbone: str | None = None, faithfulness: bool = False) -> dict:
+        progress=None, backbone: str | None = None, faithfulness: bool = False, device: str | None = None,
+        precision: str = "float32") -> dict:
     """Summarize (and measure heads over) a JSONL corpus with Ray Data; returns the report.
-    ``progress(done, total, docs_per_s)`` is called as results arrive (the app's progress bar)."""
+    ``progress(done, total, docs_per_s)`` is called as results arrive (the app's progress bar).
+    ``device`` None: "cuda" when the cluster has GPUs (one actor per GPU, ``num_gpus=1`` each),
+    else "cpu" (one actor per CPU)."""
     import ray
 
     out = Path(out)
@@ -252,15 +362,20 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
                      **({} if address else {"num_cpus": os.cpu_count(), "object_store_memory": 512 * 2 ** 20}))
         ray.data.DataContext.get_current().enable_progress_bars = False  # ours: tqdm / the app's bar
         logging.getLogger("ray.data").setLevel(logging.WARNING)
-        workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        device = device or ("cuda" if gpus else "cpu")
+        if device == "cuda" and not gpus:
+            raise ValueError("--device cuda: the Ray cluster has no GPU")
+        per_actor = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {"num_cpus": 1}
+        workers = workers or max(1, gpus if device == "cuda" else int(ray.cluster_resources().get("CPU", 1)))
         shard = next_shard(out)
         # the input streams through in chunks of CHUNK_DOCS documents: the driver never holds more
         for chunk in chunks(units(read_input(input_path, done, limit), unit_tokens), CHUNK_DOCS):
             ds = ray.data.from_items([{"unit": json.dumps(u, ensure_ascii=False)} for u in chunk],
                                      override_num_blocks=len(chunk))
             ds = ds.map_batches(Worker, fn_constructor_args=(backbone, checkpoint, k, block, stats, importance == "gradient",
-                                                                   faithfulness),
-                                batch_size=1, concurrency=workers, num_cpus=1)
+                                                                   faithfulness, device, precision),
+                                batch_size=1, concurrency=workers, **per_actor)
             for row in ds.iter_rows():
                 summaries, heads = json.loads(row["summaries"]), json.loads(row["heads"])
                 peak_mb = max(peak_mb, float(row["peak_mb"]))
@@ -275,7 +390,8 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     report["run"] = {"documents_this_run": finished, "seconds": round(elapsed, 1),
                      "documents_per_s": round(finished / elapsed, 3) if finished else None,
                      "time_to_first_result_s": round(first, 1) if first else None,
-                     "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb)}
+                     "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb),
+                     "device": device, "precision": precision}
     write_atomic(out / "report.json", lambda p: p.write_text(json.dumps(report, indent=1)))
     return report
 
@@ -380,7 +496,7 @@ def add_arguments(p) -> None:
                    help="the faithfulness scoreboard (analysis/mixing.py) of each document's top selected sentence")
     p.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--limit", type=int, help="only the first N lines of the input")
-    p.add_argument("--workers", type=int, help="model actors (default: one per CPU of the cluster)")
+    p.add_argument("--workers", type=int, help="model actors (default: one per GPU of the cluster, else one per CPU)")
     p.add_argument("--unit-tokens", type=int, default=2000, help="WordPieces per unit of work (default 2000)")
 
 
@@ -403,6 +519,7 @@ def cli(args, summarizer=None) -> dict:
             raise ValueError(spec.problem())
         backbone, checkpoint = str(spec.backbone), spec.checkpoint and str(spec.checkpoint)
     report = run(args.file, args.out, args.k, args.block, args.stats, args.importance, args.address, args.limit,
-                 args.workers, args.unit_tokens, checkpoint, progress, backbone, args.faithfulness)
+                 args.workers, args.unit_tokens, checkpoint, progress, backbone, args.faithfulness, args.device,
+                 args.precision)
     bar.close()
     return {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from analysis.device import batch_bytes
 from model.bert import extended_mask
 from model.load import EMBEDDED_BACKBONE
 from model.summarizer import Encoded, Summarizer, best_part, pool_sentences
@@ -114,6 +115,31 @@ def bert_stats(trace) -> dict[str, np.ndarray]:
     return out
 
 
+def attention_stats(A: torch.Tensor, tokens, token_sentence) -> dict[str, np.ndarray]:
+    """``bert_stats`` of attention A [L, H, T, T] on any device (the corpus's batched path on a
+    GPU), computed where A is, all layers at once, one copy back: the same definitions (tested
+    equal), with "same sentence" as a [T, T] mask instead of the diagonal blocks."""
+    L, H, T, _ = A.shape
+    A = A.float()
+    dev = A.device
+    tok = np.array(tokens, dtype=object)
+    cls = np.flatnonzero(tok == "[CLS]")
+    columns = {"cls": cls, "first_cls": cls[:1], "sep": np.flatnonzero(tok == "[SEP]"),
+               "punctuation": np.flatnonzero([is_punctuation(t) for t in tokens])}
+    sent = torch.as_tensor(np.asarray(token_sentence), device=dev)
+    colsum = A.sum(2)  # [L, H, T] mass each key receives
+    out = {name: colsum[..., torch.from_numpy(c).to(dev)].sum(-1) / T for name, c in columns.items()}
+    out["same_sentence"] = (A * (sent[:, None] == sent[None, :])).sum((2, 3)) / T
+    out["previous"] = A.diagonal(-1, 2, 3).sum(-1) / max(T - 1, 1)
+    out["next"] = A.diagonal(1, 2, 3).sum(-1) / max(T - 1, 1)
+    out["entropy"] = -(A * A.clamp_min(torch.finfo(torch.float32).tiny).log()).sum((2, 3)) / T
+    names = list(out)
+    host = torch.stack([out[n] for n in names]).cpu().numpy()  # [names, L, H]
+    stats = {n: host[i] for i, n in enumerate(names)}
+    stats["other_sentences"] = 1.0 - stats["same_sentence"]
+    return {n: stats[n] for n in BERT_STATS}
+
+
 def inter_stats(trace) -> dict[str, np.ndarray]:
     """Every sentence-encoder head's statistics over the whole document: name (INTER_STATS) →
     [L2, H2] float32. Sentences by document index (the parts of a long sentence are one)."""
@@ -195,12 +221,13 @@ BATCH_ATTENTION_BYTES = 12 * 2 ** 20  # auto batch: attention probabilities of o
 
 def auto_batch(summarizer: Summarizer, enc: Encoded) -> int:
     """Ablations per forward: as many as keep one layer's attention [B, H, T, T] float32 within
-    BATCH_ATTENTION_BYTES. Larger batches were slower per ablation on the 2-core CPU this was
-    measured on (the attention tensors leave the cache): at 196 tokens 6 was fastest, at 304
-    tokens 2, at 470 tokens 1-2 (benchmarks/heads.py)."""
+    BATCH_ATTENTION_BYTES on the CPU, within a share of the free memory on a GPU
+    (``analysis.device.batch_bytes``), and at most one layer's heads. Larger batches were slower
+    per ablation on the 2-core CPU this was measured on (the attention tensors leave the cache):
+    at 196 tokens 6 was fastest, at 304 tokens 2, at 470 tokens 1-2 (benchmarks/heads.py)."""
     H = summarizer.model.bert.config.num_attention_heads
     T = max(b - a for a, b in (enc.window(w) for w in range(len(enc.window_starts))))
-    return max(1, min(H, BATCH_ATTENTION_BYTES // (H * T * T * 4)))
+    return max(1, min(H, batch_bytes(summarizer.device, BATCH_ATTENTION_BYTES) // (H * T * T * 4)))
 
 
 @torch.inference_mode()

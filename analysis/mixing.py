@@ -41,6 +41,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from analysis.device import batch_bytes
 from model.summarizer import Encoded, Summarizer, best_part, record
 
 CHUNK_BYTES = 64 * 2 ** 20  # value zeroing: one block of zeroed tokens' T × D_ff work at a time
@@ -366,7 +367,7 @@ def value_zeroing(summarizer: Summarizer, text: str | Encoded | Captured, layer:
                 u = z + x
                 return u + lin(ff.w_2, F.gelu(lin(ff.w_1, ln(ff.layer_norm, u)), approximate="tanh"))
             z = mixed(alpha, h, att.linear_values, att.final_linear, att.heads) + att.final_linear.bias.to(d)
-            return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, CHUNK_BYTES, ff.w_1.out_features, progress))
+            return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES), ff.w_1.out_features, progress))
         if not 0 <= layer < len(cap.alpha):
             raise ValueError(f"BERT has no layer {layer + 1} (it has {len(cap.alpha)})")
         m = summarizer.model.bert.encoder.layer[layer]
@@ -378,7 +379,7 @@ def value_zeroing(summarizer: Summarizer, text: str | Encoded | Captured, layer:
             return ln(m.output.LayerNorm, lin(m.output.dense, F.gelu(lin(m.intermediate.dense, a))) + a)
         z = mixed(alpha, x, m.attention.self.value, m.attention.output.dense, m.attention.self.heads) \
             + m.attention.output.dense.bias.to(d)
-        return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, CHUNK_BYTES, m.intermediate.dense.out_features,
+        return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES), m.intermediate.dense.out_features,
                                                  progress))
 
 
@@ -428,13 +429,27 @@ def importances(summarizer: Summarizer, cap: Captured, mix: Mixing, sentence: in
     return {k: np.asarray(v, dtype=np.float32) for k, v in out.items()}
 
 
+DELETION_BATCH = 8  # scoreboard variants per forward on the CPU (a GPU: as many as fit, deleted_batch)
+
+
+def deleted_batch(summarizer: Summarizer, T: int) -> int:
+    """Scoreboard variants per forward: 8 on the CPU; on a GPU as many as keep one layer's
+    attention [B, H, T, T] and feed-forward [B, T, D_ff] (float32) within ``batch_bytes``."""
+    if summarizer.device.type != "cuda":
+        return DELETION_BATCH
+    cfg = summarizer.model.bert.config
+    per = 4 * T * (cfg.num_attention_heads * T + cfg.intermediate_size)
+    return max(DELETION_BATCH, batch_bytes(summarizer.device, 0) // per)
+
+
 def deleted_scores(summarizer: Summarizer, cap: Captured, part: int, keeps: np.ndarray, mask_heads=(),
-                   batch: int = 8, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+                   batch: int | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Part ``part``'s score with the window's input cut to the tokens ``keeps`` [N, T] (bool) marks, N
-    variants in batches: BERT reads the shortened window (segments and [CLS] positions follow their
-    tokens), the other windows' sentence vectors stay (``cap.vectors``: ``mask_heads`` must be the
-    capture's), the sentence encoder scores again. → [N]."""
+    variants in batches (``batch`` None: ``deleted_batch``): BERT reads the shortened window
+    (segments and [CLS] positions follow their tokens), the other windows' sentence vectors stay
+    (``cap.vectors``: ``mask_heads`` must be the capture's), the sentence encoder scores again. → [N]."""
     enc, w = cap.enc, cap.window
+    batch = batch or deleted_batch(summarizer, keeps.shape[1])
     a, b = enc.window(w)
     bounds = enc.window_parts()
     p0, p1 = int(bounds[w]), int(bounds[w + 1])
@@ -459,10 +474,10 @@ def deleted_scores(summarizer: Summarizer, cap: Captured, part: int, keeps: np.n
                                                      head_mask=bert_gates)  # [B, S_w, D]
             full = base.expand(len(rows), -1, -1).clone()
             full[:, p0:p1] = vecs
-            out.append(summarizer.score_vectors(full, inter_gates)[:, part].float().cpu().numpy())
+            out.append(summarizer.score_vectors(full, inter_gates)[:, part])  # stays on the device: one copy back
             if progress:
                 progress(min(n + batch, len(keeps)), len(keeps))
-    return np.concatenate(out)
+    return torch.cat(out).float().cpu().numpy()
 
 
 def sentence_window(summarizer: Summarizer, enc: Encoded, sentence: int, mask_heads=()) -> int:

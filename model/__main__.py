@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--backbone", help="Hugging Face BERT directory (default: embedded all-MiniLM-L6-v2)")
     common.add_argument("--checkpoint", help="BertSumExt weights: .safetensors or PreSumm/BertSum .pt")
     common.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available")
+    common.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                        help="bfloat16: the model under bfloat16 autocast, for a GPU (default float32)")
     common.add_argument("--mask-heads", type=parse_heads, default=(), metavar="bert:L.H,inter:L.H",
                         help="switch these attention heads off (1-based layer.head; the JSON lists them 0-based)")
     s = sub.add_parser("summarize", parents=[common], help="extract a summary")
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.k < 1:
         p.error("--k must be at least 1")
     try:
-        run(args, Summarizer.load(args.backbone, args.checkpoint, args.device))
+        run(args, Summarizer.load(args.backbone, args.checkpoint, args.device, precision=args.precision))
     except (OSError, ValueError) as e:  # bad file, bad checkpoint, empty or undecodable text
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -40,6 +40,7 @@ class DocumentTooLongError(ValueError):
 # text reversed (U+202A-202E, U+2066-2069): blanked one for one, so spans still index the input
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 MAX_CHARS = 100_000  # default input limit (the app passes its own)
+PRECISIONS = ("float32", "bfloat16")  # of summarize and trace (analyses compute in float32 or float64)
 
 
 def pool_sentences(top: torch.Tensor, attention_mask: torch.Tensor, cls_positions: torch.Tensor,
@@ -178,14 +179,19 @@ class Summarizer:
     """BertSumExt on text: ``encode`` (BertSum's input format), ``score`` (differentiable part
     scores, for training, evaluation and analysis), ``summarize`` → ``Summary`` and ``trace``
     → ``Trace``. ``mask_heads`` switches attention heads off: ("bert" | "inter", layer, head),
-    0-based."""
+    0-based. ``precision`` "bfloat16": summarize, trace and batch_trace run under bfloat16
+    autocast (float32 weights; matrix products in bfloat16, reductions and softmax in float32),
+    for a GPU; every analysis computes in float32 or float64 whatever it is."""
 
     def __init__(self, model: BertSumExt, tokenizer: WordPieceTokenizer, device: torch.device,
                  weights: str, backbone: str, min_words: int = 5, max_windows: int | None = None,
-                 max_chars: int = MAX_CHARS, trained_tokens: int | None = None):
+                 max_chars: int = MAX_CHARS, trained_tokens: int | None = None, precision: str = "float32"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r} ({' or '.join(PRECISIONS)})")
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
+        self.precision = precision
         self.weights = weights  # "trained" or "untrained" sentence scorer
         self.backbone = backbone
         self.min_words = min_words
@@ -199,7 +205,8 @@ class Summarizer:
     @classmethod
     def load(cls, backbone: str | Path | None = None, checkpoint: str | Path | None = None,
              device: str | None = None, inter: InterEncoderConfig | None = None,
-             untrained: bool = False, seed: int = 0, max_chars: int = MAX_CHARS) -> "Summarizer":
+             untrained: bool = False, seed: int = 0, max_chars: int = MAX_CHARS,
+             precision: str = "float32") -> "Summarizer":
         """Backbone: a Hugging Face BERT directory (default: the embedded all-MiniLM-L6-v2).
         Checkpoint: BertSumExt weights (.safetensors or PreSumm/BertSum .pt); default: the
         shipped ``model/weights`` checkpoint (made for the embedded backbone). ``untrained``: a
@@ -223,7 +230,12 @@ class Summarizer:
         name = load.EMBEDDED_BACKBONE if backbone is None else str(directory)
         model = BertSumExt(bert, ext, w.meta.get("sentence_pooling", "cls"), float(w.meta.get("sentence_scale", 1)))
         return cls(model, load_tokenizer(directory), dev, "trained" if w.head else "untrained", name,
-                   max_chars=max_chars, trained_tokens=int(w.meta.get("trained_tokens", 0)) or None)
+                   max_chars=max_chars, trained_tokens=int(w.meta.get("trained_tokens", 0)) or None,
+                   precision=precision)
+
+    def autocast(self):
+        """The model's precision for summarize and trace: bfloat16 autocast, or nothing."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bfloat16")
 
     @functools.cached_property
     def n_parameters(self) -> int:
@@ -326,14 +338,20 @@ class Summarizer:
         scores = sentence_scores(enc.input_sentences, len(enc.sentences), [float(s) for s in part_scores])
         past = enc.sentences_past(self.trained_tokens) if self.weights == "trained" else ()
         return Summary(enc.sentences, enc.spans, scores, select(scores, enc.sentences, k, block_trigram),
-                       enc.too_short, enc.truncated, enc.tokens_cut, str(self.device), self.weights,
+                       enc.too_short, enc.truncated, enc.tokens_cut, self.device_name(), self.weights,
                        self.backbone, self.model.pooling, tuple(sorted(mask_heads)), past,
                        reading(" ".join(enc.sentences), self.tokenizer))
+
+    def device_name(self) -> str:
+        """The device, and the precision when it is not float32: "cuda:0", "cuda:0 bfloat16"."""
+        return str(self.device) + (f" {self.precision}" if self.precision != "float32" else "")
 
     @torch.inference_mode()
     def summarize(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=()) -> Summary:
         enc = self.encode(text, self.max_windows)
-        return self.summary(enc, self.score(enc, mask_heads), k, block_trigram, mask_heads)
+        with self.autocast():
+            scores = self.score(enc, mask_heads).float()
+        return self.summary(enc, scores, k, block_trigram, mask_heads)
 
     @torch.inference_mode()
     def trace(self, text: str, k: int = 3, block_trigram: bool = True, window: int = 0, mask_heads=()) -> Trace:
@@ -349,9 +367,9 @@ class Summarizer:
             probes.update({f"q{i}": a.query, f"k{i}": a.key, f"v{i}": a.value, f"p{i}": a.softmax})
         inter = {"pe": ext.pos_emb} | {f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
         bert_gates, inter_gates = self.head_mask(mask_heads)
-        with record(inter) as rec_ext:
+        with record(inter) as rec_ext, self.autocast():
             sents, rec = self.sentence_vectors(enc, bert_gates, window, probes)  # [1, S, D]
-            scores = self.score_vectors(sents, inter_gates)[0]  # [S]
+            scores = self.score_vectors(sents, inter_gates)[0].float()  # [S]
         a, b = enc.window(window)
         L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
         np16 = lambda x: x.half().cpu().numpy()  # noqa: E731
@@ -402,7 +420,7 @@ class Summarizer:
         ext = self.model.ext_layer
         probes = {"bert": self.model.bert.encoder.layer[layer].attention.self.softmax}
         probes.update({f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)})
-        with record(probes) as rec:
+        with record(probes) as rec, self.autocast():
             scores = self.model(ids, segs, mask, cls, cls_mask)  # [B, S]
         return BatchTrace(
             tokens=tuple(e.tokens for e in encs),

@@ -117,3 +117,36 @@ def test_a_bad_line_is_said_in_words(tmp_path):
     errors = [d["error"] for d in read_input(path, set()) if "error" in d]
     assert errors[0].startswith("line 2: not valid JSON (") and errors[1] == "line 3: not UTF-8 text"
     assert errors[2].startswith("line 4: expected") and not any("Error" in e for e in errors)
+
+
+def test_the_batched_path_gives_the_one_document_results(summarizer):
+    """``summarize_batch`` (the workers' path on a GPU: every window of every document padded into
+    batches) equals ``summarize_one``: the same selections, scores to float32 rounding, head
+    statistics to the float16 the one-document path's trace stores attention in; an empty
+    document is its error, in its place. And ``attention_stats`` on the device equals
+    ``bert_stats`` on a trace."""
+    import numpy as np
+    import torch
+
+    from analysis.corpus import summarize_batch, summarize_one
+    from analysis.heads import attention_stats, bert_stats
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))]
+    docs = [{"id": str(i), "text": t} for i, t in enumerate(texts + [texts[0][:700]])]
+    docs.insert(2, {"id": "empty", "text": "  "})
+    batched = summarize_batch(summarizer, docs, 3, True, True)
+    assert batched[2] == ({"id": "empty", "error": "The document is empty: paste or upload some text."}, [])
+    assert len(summarizer.encode(texts[0], None).window_starts) == 2  # a two-window document among them
+    for doc, (out, rows) in zip(docs, batched):
+        if doc["id"] == "empty":
+            continue
+        want, want_rows = summarize_one(summarizer, doc, 3, True, True, False)
+        assert out["selected"] == want["selected"] and out["summary"] == want["summary"]
+        assert np.allclose(np.array(out["scores"], float), np.array(want["scores"], float), atol=1e-5, equal_nan=True)
+        assert [(r["part"], r["layer"], r["head"]) for r in rows] == [(r["part"], r["layer"], r["head"]) for r in want_rows]
+        for r, w in zip(rows, want_rows):
+            assert r.keys() == w.keys() and all(abs(r[n] - w[n]) < 1e-3 for n in r if n not in ("id", "part"))
+    trace = summarizer.trace(texts[1])
+    a = bert_stats(trace)
+    b = attention_stats(torch.from_numpy(trace.bert_attention), trace.tokens, trace.token_sentence)
+    assert a.keys() == b.keys() and all(np.allclose(a[n], b[n], atol=1e-6) for n in a)

@@ -250,3 +250,17 @@ def test_the_report_shows_the_settings_verbatim(summarizer):
     line = result_caption(trace, dict(text=text, k=3, block_trigram=True, weights="w\\x.pt"), {}, plain=True)
     assert "C:\\Users\\x wrote *this* [doc]" in line and "w\\x.pt" in line and "\u2060" not in line
     assert "C:\\Users\\x wrote *this* [doc] and &lt;b&gt;" in html_report("t", line, [], "", [])
+
+
+def test_the_caption_escapes_the_device_name(summarizer):
+    """On a GPU the caption ends in "cuda:0": its colon is escaped like the document's (the
+    caption test above then passes there as here), and plain text keeps it as it is."""
+    import dataclasses
+
+    from ui.common import result_caption
+
+    trace = summarizer.trace("The council met on Monday to vote on the new budget for the town.")
+    trace = dataclasses.replace(trace, summary=dataclasses.replace(trace.summary, device="cuda:0"))
+    params = dict(text="The council met.", k=3, block_trigram=True, weights="w.pt")
+    assert result_caption(trace, params, {}).endswith("cuda\\:0")
+    assert result_caption(trace, params, {}, plain=True).endswith("cuda:0")

@@ -187,27 +187,30 @@ def model_caption(model) -> str:
     layers, heads, params = model.size()
     return (f"Backbone **{markdown_text(Path(model.backbone).name)}** · {layers} layers × {heads} heads · "
             f"{params / 1e6:,.0f} M parameters · scorer **{model.weights}** · sentence vectors "
-            f"**{model.model.pooling}** · device **{model.device}**")
+            f"**{model.model.pooling}** · device **{markdown_text(model.device)}**")
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def get_model(weights: str, device: str):
     """Loaded once per (weights, device) for the whole server process; a model that fails raises
-    ValueError with its one-line reason, also kept in load_failures()."""
+    ValueError with its one-line reason, also kept in load_failures(). ``device``: "cpu",
+    "cuda:0", or "cuda:0 bfloat16" (the sidebar's choices: device and precision)."""
     from model.load import WEIGHTS_DIR, first_line
     from model.summarizer import Summarizer
 
     max_chars = int(os.environ.get("MICROSCOPE_MAX_CHARS", 100_000))
+    device, _, precision = device.partition(" ")
+    load = functools.partial(Summarizer.load, device=device, max_chars=max_chars, precision=precision or "float32")
     spec = configured_models().get(weights)
     if isinstance(spec, str):
         raise ValueError(f"Model {weights} cannot be used: {spec}")
     try:
         if spec is not None:
-            model = Summarizer.load(spec.backbone, spec.checkpoint, device=device, max_chars=max_chars)
+            model = load(spec.backbone, spec.checkpoint)
         elif weights == UNTRAINED:
-            model = Summarizer.load(device=device, untrained=True, max_chars=max_chars)
+            model = load(untrained=True)
         else:
-            model = Summarizer.load(checkpoint=WEIGHTS_DIR / weights, device=device, max_chars=max_chars)
+            model = load(checkpoint=WEIGHTS_DIR / weights)
     except (OSError, ValueError, RuntimeError) as e:  # a bad file: one line, and the other models still work
         load_failures()[weights] = first_line(e)
         raise ValueError(f"Model {weights} cannot be used: {first_line(e)}") from e
@@ -487,7 +490,7 @@ def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> 
             "text has few sentence endings, so the model read long stretches as one sentence" if long else "")
     return (f"Result for {escape(doc)} · k = {params['k']} · trigram blocking "
             f"{'on' if params['block_trigram'] else 'off'} · weights {escape(params['weights'])} · "
-            f"{s.device}{warn}")
+            f"{escape(s.device)}{warn}")  # escaped too: "cuda:0"'s colon is Markdown punctuation
 
 
 def unexpected(error: Exception) -> None:
