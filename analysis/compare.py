@@ -196,19 +196,20 @@ def apply_edits(text: str, edits, summarizer: Summarizer) -> str:
     return "".join(out)
 
 
-_MASKING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MASKING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # summarizer → its masking tokenizer
 
 
 def masking(summarizer: Summarizer) -> Summarizer:
     """The same model (shared, not copied) with a tokenizer that reads ``[MASK]`` as BERT's mask
-    token: the tokenizer of ``model/text.py`` splits it into ``[``, ``mask``, ``]``."""
+    token: the tokenizer of ``model/text.py`` splits it into ``[``, ``mask``, ``]``. Only the
+    tokenizer is kept between calls; the rest (device, precision) is the summarizer's as it is now."""
     if summarizer not in _MASKING:
         tok = copy.deepcopy(summarizer.tokenizer.tokenizer)
         tok.add_special_tokens([AddedToken(MASK, normalized=False)])
-        other = copy.copy(summarizer)
-        other.tokenizer = WordPieceTokenizer(tok, summarizer.tokenizer.vocab)
-        _MASKING[summarizer] = other
-    return _MASKING[summarizer]
+        _MASKING[summarizer] = WordPieceTokenizer(tok, summarizer.tokenizer.vocab)
+    other = copy.copy(summarizer)
+    other.tokenizer = _MASKING[summarizer]
+    return other
 
 
 def encode(summarizer: Summarizer, text: str) -> Encoded:

@@ -93,27 +93,37 @@ def same(a, b) -> bool:
 @pytest.mark.parametrize("text", [SHORT, LONG], ids=["short", "two_windows"])
 def test_every_analysis_entry_point_keeps_its_tensors_on_the_models_device(summarizer, text):
     """Nothing crosses between the host and the model's device but by an explicit move, and the
-    pretend device changes no result."""
+    pretend device changes no result. Each runs unguarded first, so whatever an entry point keeps
+    between calls (a tokenizer, a copy of the summarizer) was made before the device was (a
+    cache that kept the old device would be caught here, and would fail on CUDA)."""
     for name, call in entry_points(summarizer, text).items():
+        want = call()
         with guarded(summarizer) as guard:
             try:
                 got = call()
             except DeviceMixError as e:
                 pytest.fail(f"{name}: {e}")
         assert guard.calls > 100, name                        # the guard saw the model run
-        assert same(got, call()), name
+        assert same(got, want), name
 
 
 def test_training_step_keeps_its_tensors_on_the_models_device():
-    """One optimizer step of training.train's loss from cached lower layers and end to end."""
-    from training.train import end_to_end_loss, top_scores
-    from training.cache import fresh_summarizer
+    """One backward of training.train's loss: from cached lower layers (the shipped recipe) and,
+    with --layer 0, every layer from the token ids, two documents padded into one forward."""
+    from training.cache import Cached, fresh_summarizer
+    from training.train import batch_loss
 
     s = fresh_summarizer()
     enc = s.encode(SHORT, 1)
-    with guarded(s):
-        hidden = torch.randn(1, len(enc.tokens), s.model.bert.config.hidden_size, device=s.device)
-        cls = torch.tensor([enc.cls_positions], device=s.device)
-        assert top_scores(s.model, 4, hidden, cls).shape == (1, len(enc.cls_positions))
-        loss = end_to_end_loss(s, [enc], [torch.tensor([1.0, 0, 0, 1])])
-        loss.backward()
+    D = s.model.bert.config.hidden_size
+    labels = torch.tensor([1.0, 0, 0, 1])
+    cls = torch.tensor(enc.cls_positions)
+    cached = Cached(0, torch.randn(len(enc.tokens), D), cls, labels, list(enc.input_sentences))  # host, as read from disk
+    ids = Cached(0, None, cls, labels, list(enc.input_sentences), enc.input_ids, enc.segment_ids)
+    short = Cached(1, None, cls[:2], labels[:2], [0, 1], enc.input_ids[:cls[2]], enc.segment_ids[:cls[2]])
+    for start, examples in ((4, [cached]), (0, [ids, short])):
+        with guarded(s) as guard:
+            loss, n = batch_loss(s.model, start, examples, s.device, orders=[torch.randperm(len(e.labels))
+                                                                            for e in examples])
+            loss.backward()
+        assert n == sum(len(e.labels) for e in examples) and guard.calls > 10 and torch.isfinite(loss)

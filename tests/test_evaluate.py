@@ -164,15 +164,19 @@ def test_cache_resumes_after_an_interruption_and_when_n_grows(tmp_path, monkeypa
 
 
 @needs_data
-def test_killed_and_resumed_training_equals_an_uninterrupted_run(tmp_path, monkeypatch, tiny_cache):
+@pytest.mark.parametrize("recipe", [[], ["--layer", "0", "--forward-batch", "2"]],
+                         ids=["cached_one_per_forward", "every_layer_batched_by_length"])
+def test_killed_and_resumed_training_equals_an_uninterrupted_run(tmp_path, monkeypatch, tiny_cache, recipe):
     """Killed while writing state.pt after step 6 (its log line is written, the state file
     is half-written): the resume starts from step 4's state.pt, drops step 6's log line, redoes
-    steps 5-6, and ends with the weights, log and best checkpoint of a run never stopped."""
+    steps 5-6, and ends with the weights, log and best checkpoint of a run never stopped. Both
+    from the layer cache one document per forward (the shipped recipe) and, with --layer 0, every
+    layer trained from the token ids, two documents per forward batched by length."""
     monkeypatch.setattr(train_mod, "named_split", _named_split)
 
     def run(name, *extra):
         args = train_mod.parse([*TRAIN, "--cache", str(tiny_cache), "--run-dir", str(tmp_path / name),
-                                "--out", str(tmp_path / f"{name}.safetensors"), *extra])
+                                "--out", str(tmp_path / f"{name}.safetensors"), *recipe, *extra])
         out = train_mod.train(args)
         return {n: p.detach().clone() for n, p in train_mod.trainable(out["model"], args.layer).items()}
 

@@ -38,10 +38,12 @@ class Cached:
     """One document after the frozen lower layers, ready for the trainable top."""
 
     doc: int                  # index into the split
-    hidden: torch.Tensor      # [T, D] float32, output of bert layers[:layer]
+    hidden: torch.Tensor | None  # [T, D] float32, output of bert layers[:layer]; None: from the ids (--layer 0)
     cls_positions: torch.Tensor  # [S] int64
     labels: torch.Tensor      # [S] float32, label of each fed sentence
     input_sentences: list[int]  # [S] index of each fed sentence in Doc.sentences
+    input_ids: tuple[int, ...] | None = None  # [T] with hidden None: BERT's embeddings run in training
+    segment_ids: tuple[int, ...] | None = None
 
 
 def encode_labels(summarizer, doc: Doc):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -53,24 +54,87 @@ DEFAULT_OUT = DEFAULT_CHECKPOINT
 
 
 def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.Tensor,
-               order: torch.Tensor | None = None) -> torch.Tensor:
-    """Sentence scores from the cached output of layers[:start].
-    hidden [B, T, D] (one document, no padding: B = 1), cls [B, S] → scores [B, S].
-    ``order`` [S]: feed the
-    sentence vectors to the scorer in this order (scores come back in that order too)."""
+               order: torch.Tensor | None = None, token_mask: torch.Tensor | None = None,
+               cls_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Sentence scores from the cached output of layers[:start] (start 0: the embeddings).
+    hidden [B, T, D], cls [B, S] → scores [B, S]; documents padded to T and S are marked by
+    ``token_mask`` [B, T] and ``cls_mask`` [B, S] (default: no padding). ``order`` [S] or [B, S]:
+    feed each document's sentence vectors to the scorer in this order (scores come back in that
+    order too)."""
     layers = model.bert.encoder.layer
-    mask = extended_mask(torch.ones(hidden.shape[:2]))  # [B, 1, 1, T]
-    real = torch.ones(cls.shape, dtype=torch.bool)  # [B, S]
+    dev = hidden.device
+    token_mask = token_mask if token_mask is not None else torch.ones(hidden.shape[:2], device=dev)
+    real = cls_mask if cls_mask is not None else torch.ones(cls.shape, dtype=torch.bool, device=dev)  # [B, S]
+    mask = extended_mask(token_mask)  # [B, 1, 1, T]
     if model.pooling == "cls" and start < len(layers):  # the top layer only at the [CLS] rows
         x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
         sents = layers[-1](x, mask, rows=cls)  # [B, S, D]: the top layer at the [CLS] rows only
     else:
         x = model.bert.encoder(hidden, mask, start)  # [B, T, D]
-        sents = pool_sentences(x, torch.ones(hidden.shape[:2]), cls, real, model.pooling)  # [B, S, D]
+        sents = pool_sentences(x, token_mask, cls, real, model.pooling)  # [B, S, D]
     sents = model.scale * sents
     if order is not None:
-        sents = sents[:, order]  # [B, S, D]
+        order = order.reshape(-1, cls.shape[1])  # [B or 1, S]
+        sents = sents[torch.arange(len(sents), device=dev)[:, None], order]  # [B, S, D]
     return model.ext_layer(sents, real)  # [B, S]
+
+
+def pooled_groups(order: list[int], lengths: list[int], size: int, seed: int) -> list[list[int]]:
+    """Documents per forward, batched by length (PreSumm's pooled batches): the shuffled
+    ``order`` cut into pools of 16 forwards, each pool sorted by length and cut into forwards of
+    ``size``, the forwards shuffled (seeded). ``size`` 1: one document per forward, in ``order``."""
+    if size == 1:
+        return [[j] for j in order]
+    pool = 16 * size
+    groups = []
+    for a in range(0, len(order), pool):
+        by_length = sorted(order[a:a + pool], key=lambda j: lengths[j])
+        groups += [by_length[b:b + size] for b in range(0, len(by_length), size)]
+    random.Random(seed).shuffle(groups)
+    return groups
+
+
+def forward(model: BertSumExt, start: int, examples: list[Cached], device: torch.device,
+            precision: str = "float32", orders: list[torch.Tensor | None] | None = None):
+    """One forward over ``examples`` padded to the longest → (scores [B, S] float32, labels
+    [B, S], sentence mask [B, S]). Under bfloat16 autocast when ``precision`` is "bfloat16" (the
+    weights stay float32). start 0: BERT's embeddings are computed here from the token ids
+    (frozen), every encoder layer above them trains. ``orders``: per example, a permutation of
+    its sentences or None (``top_scores``'s ``order``; the labels follow)."""
+    B, D = len(examples), model.bert.config.hidden_size
+    lengths = [len(c.input_ids) if c.hidden is None else len(c.hidden) for c in examples]
+    T, S = max(lengths), max(len(c.labels) for c in examples)
+    pad = lambda xs, width, value=0: torch.tensor([list(x) + [value] * (width - len(x)) for x in xs],  # noqa: E731
+                                                  device=device)
+    token_mask = pad([[1] * n for n in lengths], T)
+    cls = pad([c.cls_positions.tolist() for c in examples], S)
+    cls_mask = pad([[True] * len(c.labels) for c in examples], S, False)
+    labels = pad([c.labels.tolist() for c in examples], S, 0.0)
+    order = None
+    if orders is not None and any(o is not None for o in orders):
+        order = torch.arange(S, device=device).repeat(B, 1)
+        for b, o in enumerate(orders):
+            if o is not None:
+                order[b, :len(o)] = o.to(device)
+        labels = labels.gather(1, order)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+        if examples[0].hidden is None:
+            with torch.no_grad():  # the embeddings are frozen
+                hidden = model.bert.embeddings(pad([c.input_ids for c in examples], T),
+                                               pad([c.segment_ids for c in examples], T))
+        else:
+            hidden = torch.zeros(B, T, D, device=device)
+            for b, c in enumerate(examples):
+                hidden[b, :len(c.hidden)] = c.hidden.to(device, non_blocking=True)
+        s = top_scores(model, start, hidden, cls, order, token_mask, cls_mask)  # [B, S]
+    return s.float(), labels, cls_mask
+
+
+def batch_loss(model: BertSumExt, start: int, examples: list[Cached], device: torch.device,
+               precision: str = "float32", orders=None) -> tuple[torch.Tensor, int]:
+    """Summed binary cross-entropy of one forward (``forward``), in float32, and its sentences."""
+    s, labels, real = forward(model, start, examples, device, precision, orders)
+    return F.binary_cross_entropy(s[real], labels[real], reduction="sum"), int(real.sum())
 
 
 def trainable(model: BertSumExt, start: int) -> dict[str, nn.Parameter]:
@@ -117,13 +181,14 @@ def lr_factor(step: int, warmup: int) -> float:
 
 @torch.no_grad()
 def validate(model: BertSumExt, start: int, cached: list[Cached], docs: list[Doc], k: int | None = 3,
-             block_trigram: bool = True) -> dict[str, float]:
+             block_trigram: bool = True, device: torch.device = torch.device("cpu"),
+             precision: str = "float32") -> dict[str, float]:
     """ROUGE of the top k (None: as many as the reference has) on cached validation documents."""
     model.eval()
     preds, refs, loss, n = [], [], 0.0, 0
     for c in cached:
         doc = docs[c.doc]
-        s = top_scores(model, start, c.hidden[None], c.cls_positions[None])[0]  # [S]
+        s = forward(model, start, [c], device, precision)[0][0].cpu()  # [S]
         loss += F.binary_cross_entropy(s, c.labels, reduction="sum").item()
         n += len(s)
         scores = sentence_scores(c.input_sentences, len(doc.sentences), s.tolist())
@@ -168,21 +233,45 @@ def shards_on_disk(cache: Path, split: str, layer: int, n: int, shard_size: int,
         yield [c for c in read_shard(p) if c.doc < n] + list(mix[j::len(shards)])
 
 
-def in_memory_shard(summarizer: Summarizer, docs: list[Doc], layer: int) -> list[Cached]:
+def in_memory_shard(summarizer: Summarizer, docs: list[Doc], layer: int, first: int = 0) -> list[Cached]:
+    """Documents first, first + 1, … encoded with their labels: after layers[:layer] as the disk
+    cache holds them, or, for layer 0, as token ids (training runs the embeddings: nothing cached)."""
     out = []
     for j, d in enumerate(docs):
         enc, labels = encode_labels(summarizer, d)
-        h = lower_layers(summarizer.model.bert, enc, layer).half().float()  # as the disk cache
-        out.append(Cached(j, h, torch.tensor(enc.cls_positions), torch.tensor(labels, dtype=torch.float),
-                          list(enc.input_sentences)))
+        h = None if layer == 0 else lower_layers(summarizer.model.bert, enc, layer).half().float()  # as the disk cache
+        out.append(Cached(first + j, h, torch.tensor(enc.cls_positions), torch.tensor(labels, dtype=torch.float),
+                          list(enc.input_sentences), enc.input_ids, enc.segment_ids))
     return out
+
+
+def encoded_shards(summarizer: Summarizer, docs: list[Doc], n: int, shard_size: int, first: int = 0,
+                   mix: list[Cached] = ()):
+    """``shards_on_disk`` for --layer 0: shards of documents [first, n) encoded as they are reached
+    (no cache), ``mix`` spread over them the same way."""
+    shards = range(first // shard_size, (n + shard_size - 1) // shard_size)
+    for j, i in enumerate(shards):
+        a, b = i * shard_size, min(n, (i + 1) * shard_size)
+        yield in_memory_shard(summarizer, docs[a:b], 0, a) + list(mix[j::len(shards)])
+
+
+def pick_device(name: str | None) -> torch.device:
+    """--device: cuda needs a GPU; on it, the deterministic kernels where PyTorch has them."""
+    device = torch.device(name or "cpu")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("--device cuda: no CUDA GPU here")
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
+        torch.use_deterministic_algorithms(True, warn_only=True)  # warns where a kernel has no deterministic form
+    return device
 
 
 def train(args) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    device = pick_device(args.device)
     summarizer = fresh_summarizer(seed=args.seed)
-    model = summarizer.model
+    model = summarizer.model.to(device)
     model.pooling, model.scale = args.pooling, args.sentence_scale
     start = args.layer
     for p in model.parameters():
@@ -203,7 +292,7 @@ def train(args) -> dict:
 
     state = {"step": 0, "docs_done": 0, "best": -1.0, "seconds": 0.0, "legs": []}
     if args.resume and state_file.exists():
-        saved = torch.load(state_file, weights_only=False)
+        saved = torch.load(state_file, weights_only=False, map_location=device)
         if set(saved["model"]) != set(params):  # e.g. another --layer: nothing would load silently
             raise ValueError(f"{state_file} holds {len(saved['model'])} tensors, this run trains {len(params)} "
                              "(different --layer?): resume with the run's own settings")
@@ -225,6 +314,15 @@ def train(args) -> dict:
         docs = named_split("cnndm-train", args.data, args.n)
         train_shards = lambda: iter([in_memory_shard(summarizer, docs, start)])  # noqa: E731
         valid_docs, valid = [], []
+    elif start == 0:  # every layer trains: nothing to cache, the documents are encoded as training reaches them
+        docs = named_split("cnndm-train", args.data, args.n)
+        mix = in_memory_shard(summarizer, named_split(args.mix, args.data), 0) if args.mix else []
+        train_shards = lambda: encoded_shards(summarizer, docs, args.n, args.shard_size, args.from_doc, mix)  # noqa: E731
+        valid_docs = named_split("cnndm-valid", args.data, args.valid_n)
+        valid = in_memory_shard(summarizer, valid_docs, 0)
+        if args.valid_bbc:
+            bbc_docs = named_split("bbc-val", args.data)
+            bbc_valid = in_memory_shard(summarizer, bbc_docs, 0)
     else:
         mix = read_split(Path(args.cache), args.mix, start) if args.mix else []
         train_shards = lambda: shards_on_disk(Path(args.cache), "cnndm-train", start, args.n,  # noqa: E731
@@ -240,10 +338,11 @@ def train(args) -> dict:
 
     def validate_and_save(entry: dict) -> None:
         """Validation ROUGE into ``entry``; the best (CNN/DM R1+R2+RL) → ``args.out``."""
-        entry.update(validate(model, start, valid, valid_docs))
+        entry.update(validate(model, start, valid, valid_docs, device=device, precision=args.precision))
         state["validated_step"] = state["step"]
         if args.valid_bbc:
-            entry.update({f"bbc_{k}": v for k, v in validate(model, start, bbc_valid, bbc_docs, None, False).items()})
+            entry.update({f"bbc_{k}": v for k, v in validate(model, start, bbc_valid, bbc_docs, None, False, device,
+                                                             args.precision).items()})
         score = entry["rouge1"] + entry["rouge2"] + entry["rougeLsum"]
         if score > state["best"]:
             state["best"] = score
@@ -255,7 +354,9 @@ def train(args) -> dict:
                 **{f"valid_{k}": f"{v:.2f}" for k, v in entry.items() if "rouge" in k},
                 "train_command": "python -m training.train " + " ".join(args.argv),
                 "train_legs": json.dumps(state["legs"]),
-                "cache_command": " && ".join(f"python -m training.cache --split {c} --layer {start}" for c in cached)})
+                "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                "cache_command": " && ".join(f"python -m training.cache --split {c} --layer {start}" for c in cached)
+                if start else "none (--layer 0)"})
 
     def save_state() -> None:
         """state.pt (trained tensors, Adam, counters), written whole then renamed: a run killed
@@ -263,7 +364,7 @@ def train(args) -> dict:
         written, at step boundaries only (no half-accumulated batch)."""
         state["seconds"] = time.perf_counter() - t_start
         tmp = state_file.with_suffix(".pt.tmp")
-        torch.save({"model": {n: p.detach() for n, p in params.items()},
+        torch.save({"model": {n: p.detach().cpu() for n, p in params.items()},
                     "optimizer": opt.state_dict(), "state": state}, tmp)
         tmp.replace(state_file)
 
@@ -286,25 +387,24 @@ def train(args) -> dict:
         for si, shard in enumerate(train_shards()):
             order = list(range(len(shard)))
             random.Random(args.seed * 1_000_003 + epoch * 1009 + si).shuffle(order)
-            for j in order:
-                done += 1
+            lengths = [len(c.input_ids) if c.hidden is None else len(c.hidden) for c in shard]
+            for group in pooled_groups(order, lengths, args.forward_batch, args.seed * 31 + epoch * 1009 + si):
+                done += len(group)
                 if done <= state["docs_done"]:
                     continue  # resuming: already trained on
-                c = shard[j]
                 torch.manual_seed(args.seed * 1_000_003 + done)  # dropout masks, resumable
-                perm = None
-                if args.shuffle_p and random.Random(args.seed * 7919 + done).random() < args.shuffle_p:
+                perms = []
+                for n, j in enumerate(group, done - len(group) + 1):
+                    shuffled = args.shuffle_p and random.Random(args.seed * 7919 + n).random() < args.shuffle_p
                     # sentences in random order: position says nothing, only content can lower the loss
-                    perm = torch.randperm(len(c.labels))
-                s = top_scores(model, start, c.hidden[None], c.cls_positions[None], perm)[0]  # [S]
-                labels = c.labels if perm is None else c.labels[perm]  # [S]
-                loss = F.binary_cross_entropy(s, labels, reduction="sum")
+                    perms.append(torch.randperm(len(shard[j].labels)) if shuffled else None)
+                loss, n = batch_loss(model, start, [shard[j] for j in group], device, args.precision, perms)
                 (loss / args.batch).backward()
                 losses += loss.item()
-                n_sents += len(s)
-                in_batch += 1
+                n_sents += n
+                in_batch += len(group)
                 state["docs_done"] = done
-                bar.update(1)
+                bar.update(len(group))
                 if in_batch < args.batch:
                     continue
                 state["step"] += 1
@@ -378,14 +478,22 @@ def parse(argv=None):
     ap.add_argument("--mix", default=None, help="extra cached split mixed into every epoch, e.g. bbc-train")
     ap.add_argument("--valid-bbc", action="store_true", help="also log ROUGE on bbc-val (k = reference)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                    help="bfloat16: forward and backward under bfloat16 autocast, float32 master weights (for a GPU)")
+    ap.add_argument("--forward-batch", type=int, default=1,
+                    help="documents per forward, batched by length (1: one at a time, the shipped recipe); "
+                         "must divide --batch")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny run: 4 docs, 12 steps, no cache on disk")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.from_doc % args.shard_size or not 0 <= args.from_doc < args.n:
         ap.error("--from-doc must be a multiple of --shard-size and below --n")
+    if args.forward_batch < 1 or args.batch % args.forward_batch:
+        ap.error("--forward-batch must divide --batch")
     if args.smoke:
-        args.n, args.batch, args.max_steps, args.epochs = 4, 1, 12, 100
+        args.n, args.batch, args.max_steps, args.epochs = 4, args.forward_batch, 12, 100
         args.log_every, args.eval_every, args.warmup = 4, 0, 2
         if args.out == str(DEFAULT_OUT):
             args.out = ""  # never overwrite the shipped weights
