@@ -4,7 +4,8 @@ import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
 from ui.common import (BERT_VIEWS, COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot,
-                       row_shares, run_mixing, run_value_zeroing, shared_figure, window_caption, with_maps)
+                       row_shares, run_mixing, run_value_zeroing, shared_figure, widget_key, window_caption,
+                       with_maps)
 from ui.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -27,7 +28,7 @@ if trace.summary.too_short:  # not fed to BERT: say why they are not in the maps
                + f", under 5 words: BertSumExt does not feed {'them' if len(short) > 1 else 'it'} to BERT.")
 
 st.session_state.setdefault("bert_view", "One head")  # not default=: a link, lesson or class may set it
-view = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"),
+view = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"), required=True,
                          help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")
 view = view or "One head"
 c = st.columns([1, 1, 1, 1])
@@ -45,7 +46,7 @@ if view in ("One head", "All heads of a layer", "Rollout"):
     hide = o1.checkbox("Hide [CLS]/[SEP]", key=keep("bert_hide"))
     rng = (sents[0], sents[-1])
     if len(sents) > 1:
-        rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key="bert_range",
+        rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key=widget_key(trace, "bert_range"),
                                format_func=lambda i: sentence_label(trace, i, 24, escape=markdown_text))
 
 SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax weights α. Norm-weighted: "
@@ -57,7 +58,7 @@ SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax w
 if view == "One head":
     st.session_state.setdefault("bert_show", "attention")
     show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI", "value zeroing"],
-                                key=keep("bert_show"), help=SHOW_HELP) or "attention"
+                                key=keep("bert_show"), required=True, help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
     if show == "attention":
         st.caption("Pick the head with the buttons above the map: they switch in the browser at once, to a preview "

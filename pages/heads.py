@@ -77,7 +77,7 @@ if window_caption(trace):
     st.caption(window_caption(trace) + " BERT statistics are of this window; importance is over the whole document.")
 untrained = trace.summary.weights == "untrained"
 st.session_state.setdefault("heads_view", VIEWS[0])  # not default=: the kept value is written back every run
-view = st.segmented_control("View", VIEWS, key=keep("heads_view")) or VIEWS[0]
+view = st.segmented_control("View", VIEWS, key=keep("heads_view"), required=True) or VIEWS[0]
 
 stats = cached("stats", lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window,
                model_run=False)

@@ -16,13 +16,21 @@ st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal
            "★ = selected for the summary.")
 st.session_state.setdefault("inter_show", "attention")  # not default=: a lesson or class may set it
 show = st.segmented_control(
-    "Show", ["attention", "norm-weighted", "ALTI"], key=keep("inter_show"),
+    "Show", ["attention", "norm-weighted", "ALTI"], key=keep("inter_show"), required=True,
     help="Attention: the softmax weights. Norm-weighted: ‖α f(x_j)‖, what sentence j actually adds through the head "
          "(Kobayashi et al. 2020), as each row's share. ALTI: each sentence's contribution to the layer's output, the "
          "residual counted (Ferrando et al. 2022; this encoder normalises before attention, so nothing is "
          "approximated), per layer or composed over both layers.") or "attention"
+level = None
+if show == "ALTI":  # per layer or composed over all layers: no head to pick, nor a layer when composed
+    level = st.radio("ALTI", ["this layer", "composed"], horizontal=True, key=keep("inter_alti"),
+                     help="ALTI measures a whole layer (every head, the residual and LayerNorm), so it has no "
+                          "head; composed runs over every layer, so it has no layer either.")
 c = st.columns(3)
-layer, head = layer_head_pickers(L2, H2, "inter", cols=c[:2])
+if level == "composed":
+    layer = head = None
+else:
+    layer, head = layer_head_pickers(L2, H2, "inter", cols=c[:2], pick_head=show != "ALTI")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("inter_colors"))
 if show == "attention":
     plot(inter_heatmap(trace, layer, head, colorscale=colorscale), key="inter_heatmap")
@@ -32,7 +40,6 @@ else:
         shown = with_maps(trace, "inter-norm", inter_attention=row_shares(mix.inter_norm_head))
         plot(inter_heatmap(shown, layer, head, colorscale=colorscale, what="norm-weighted share"), key="inter_norm")
     else:
-        level = st.radio("ALTI", ["this layer", "composed"], horizontal=True, key=keep("inter_alti"))
         m = mix.inter_alti_layer[layer] if level == "this layer" else mix.inter_alti
         shown = with_maps(trace, "inter-alti", inter_attention=np.asarray(m, dtype=np.float16)[None, None])
         title = f"ALTI, layer {layer + 1}" if level == "this layer" else f"ALTI composed over {L2} layers"

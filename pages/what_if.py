@@ -74,7 +74,8 @@ def add_edit(text_b: str, pick_key: str, with_key: str) -> None:
 
 
 edits = list(st.session_state.get(EDITS, []))
-source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source")) or "Edits"
+st.session_state.setdefault("whatif_source", "Edits")  # shown selected from the start
+source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source"), required=True) or "Edits"
 if source == "Edits":
     text_b, problem = edited(edits)
     b_sents = C.sentences(text_b)

@@ -136,9 +136,10 @@ st.caption("Delete the tokens each method ranks highest for this sentence's scor
            "sentence's BERT window.")
 L_bert = trace.bert_attention.shape[0]
 c1, c2 = st.columns([2, 1])
-vz_layer = c1.selectbox("Value zeroing (float64, one more pass per token)", [None] + list(range(L_bert)),
-                        format_func=lambda l: "— leave out —" if l is None else f"BERT layer {l + 1}",
-                        key=state.keep("why_vz"))
+LEAVE_OUT = "— leave out —"  # an option of its own: a None option reads "Choose an option" after a run
+vz_pick = c1.selectbox("Value zeroing (float64, one more pass per token)", [LEAVE_OUT] + list(range(L_bert)),
+                       format_func=lambda l: l if l == LEAVE_OUT else f"BERT layer {l + 1}", key=state.keep("why_vz"))
+vz_layer = None if vz_pick == LEAVE_OUT else vz_pick
 if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/leaderboard:"):
     st.session_state["why_scoreboard"] = (result, i, vz_layer)
 if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
@@ -163,11 +164,14 @@ if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
     rows = [{"sentences": M.SCOPES[scope].split(" (")[0], "method": b["names"][m],
              "comprehensiveness ↑": round(v["aopc_comprehensiveness"], 3),
              "sufficiency ↓": round(v["aopc_sufficiency"], 3),
-             "comp. − suff. ↑": round(M.faithfulness_gap(v), 3),
-             "random spread (sd)": round(v["aopc_comprehensiveness_std"] + v["aopc_sufficiency_std"], 3)
-             if m == "random" else None}
+             "comp. − suff. ↑": round(M.faithfulness_gap(v), 3)}
             for scope, entry in b["scopes"].items() for m, v in entry.items()]
     st.dataframe(rows, hide_index=True, width="stretch")
+    spread = "; ".join(f"{M.SCOPES[scope].split(' (')[0]}: "
+                       f"{e['random']['aopc_comprehensiveness_std'] + e['random']['aopc_sufficiency_std']:.3f}"
+                       for scope, e in b["scopes"].items() if "random" in e)
     st.caption(f"Sentence {i + 1}, score {b['score']:.3f}; values are the mean over deleted fractions "
                f"{', '.join(f'{f:.0%}' for f in b['fractions'])} (AOPC). The second block deletes only the other "
-               "sentences' tokens: there the sentence's own words cannot carry the result.")
+               "sentences' tokens: there the sentence's own words cannot carry the result. How far the random "
+               f"orders spread (standard deviation, comprehensiveness + sufficiency) — {spread}: a method "
+               "closer to random than that is no better than chance.")

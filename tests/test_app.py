@@ -55,6 +55,11 @@ def charts(at):
     return [c for c in at.get("plotly_chart") if c.key != "plotly_preload"]
 
 
+def range_slider(at):
+    """BERT attention's Sentences slider (its key names the result it belongs to)."""
+    return next(s for s in at.select_slider if s.key.startswith("bert_range"))
+
+
 def spec(chart) -> str:
     return chart.proto.spec
 
@@ -347,3 +352,62 @@ def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer
     assert not at.exception and at.info and ("Trust" in at.info[0].value or "No explanation" in at.info[0].value)
     table = at.dataframe[0].value
     assert {"raw attention (last layer, mean of heads)", "random order"} <= set(table["method"])
+
+
+# ---------------------------------------------------------------- what is shown is what the controls say (issue 41)
+
+def title(at) -> str:
+    return json.loads(spec(charts(at)[0]))["layout"]["title"]["text"]
+
+
+def test_a_new_document_draws_its_own_sentence_range_not_the_last_ones(summarizer_loaded):
+    """A range picked on one document is not applied to the next: the map after a new Summarize
+    covers the new document's whole window, as its slider says."""
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/bert_attention.py").run()
+    range_slider(at).set_value((2, 6)).run()
+    T_short = int(next(c.value for c in at.caption if " tokens · " in c.value).split()[0])
+    assert f"{T_short} × {T_short}" not in title(at)  # the picked range: fewer tokens than the window
+    summarize(at, LONG)
+    T = int(next(c.value for c in at.caption if " tokens · " in c.value).split()[0])
+    first, last = range_slider(at).value
+    assert last - first + 1 >= len(range_slider(at).options) > 6  # the whole window, not 2-6
+    assert f"{T} × {T} tokens" in title(at), (T, title(at))
+
+
+def test_sentence_encoder_alti_offers_only_the_pickers_that_apply(summarizer_loaded):
+    """ALTI is per layer: no Head picker; composed: no Layer picker either. What is offered
+    changes the map."""
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/sentence_encoder.py").run()
+    assert not at.warning and not at.exception
+    at.segmented_control(key="inter_show").set_value("ALTI").run()
+    keys = {s.key for s in at.selectbox}
+    assert "inter_layer" in keys and "inter_head" not in keys
+    one = spec(charts(at)[0])
+    at.selectbox(key="inter_layer").set_value(1).run()
+    assert spec(charts(at)[0]) != one and "ALTI, layer 2" in title(at)
+    at.radio(key="inter_alti").set_value("composed").run()
+    assert not {"inter_layer", "inter_head"} & {s.key for s in at.selectbox} and "composed" in title(at)
+    at.segmented_control(key="inter_show").set_value("attention").run()
+    assert {"inter_layer", "inter_head"} <= {s.key for s in at.selectbox}
+
+
+def test_choices_show_what_is_active_and_the_scoreboard_picker_keeps_its_choice(summarizer_loaded):
+    """What if's Document B shows Edits as chosen while Edits is what B is; every View/Show
+    control must keep a choice (a second click on the chosen one does not clear it); the
+    scoreboard's value-zeroing picker still reads "leave out" after a run with it."""
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/what_if.py").run()
+    assert at.segmented_control(key="whatif_source").value == "Edits"
+    at.switch_page("pages/why.py").run()
+    picker = at.selectbox(key="why_vz")
+    assert picker.value == "— leave out —"
+    next(b for b in at.button if b.key == "why_scoreboard_run").click().run()
+    assert at.selectbox(key="why_vz").value == "— leave out —" and not at.exception
+    assert "None" not in " ".join(map(str, at.dataframe[0].value.to_numpy().ravel()))
+    assert any("random orders spread" in c.value for c in at.caption)
+    for page, key in (("bert_attention", "bert_view"), ("bert_attention", "bert_show"), ("heads", "heads_view"),
+                      ("sentence_encoder", "inter_show"), ("what_if", "whatif_source")):
+        at.switch_page(f"pages/{page}.py").run()
+        assert at.segmented_control(key=key).proto.required, key

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_app import CORPUS, SHORT, charts, navigation_not_pages_dir, new_app, spec, summarize  # noqa: F401
+from test_app import CORPUS, SHORT, charts, navigation_not_pages_dir, new_app, range_slider, spec, summarize  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = (CORPUS / "payloads.txt").read_text(encoding="utf-8")
@@ -98,7 +98,7 @@ def test_document_text_is_text_in_widgets_and_figures():
     at = summarize(new_app(), PAYLOADS)
     assert not at.error and "\u202e" not in at.get("html")[0].proto.body  # bidi override blanked
     at.switch_page("pages/bert_attention.py").run()
-    options = " ".join(at.select_slider(key="bert_range").options)
+    options = " ".join(range_slider(at).options)
     assert r"\[click h" in options and r"\:red\[" in options and r"\<b\>" in options
     assert not re.search(r"(?<!\\)[\[\]*$<>:]", options)  # every Markdown/LaTeX/directive character escaped
     at.segmented_control(key="bert_view").set_value("Sentence × sentence").run()
@@ -140,7 +140,7 @@ def test_urls_and_addresses_in_a_document_never_become_links():
     caption = next(c.value for c in at.caption if c.value.startswith("Result for"))
     assert "evil" in caption and not re.search(r"(?i)(?<!\\):|://|www\.|@\w", caption.replace("\u2060", "|"))
     at.switch_page("pages/bert_attention.py").run()
-    for option in at.select_slider(key="bert_range").options:
+    for option in range_slider(at).options:
         plain = re.sub(r"\\(.)", r"\1", option)
         assert not re.search(r"(?i)://|www\.|@\w", plain), option
 

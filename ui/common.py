@@ -394,6 +394,14 @@ def run_value_zeroing(trace, layer: int):
     return derived(trace, f"value-zeroing-{layer}", compute)
 
 
+def widget_key(trace, name: str) -> str:
+    """A widget key of its own for each result (document, settings, model, window): a widget whose
+    options come from the result (a sentence range) starts at its default on a new result, and
+    never carries a value picked on another document into this one's figure."""
+    key = _TRACE_KEYS.get(id(trace))
+    return f"{name}:{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}" if key else name
+
+
 def derived(trace, name: str, compute):
     """``compute()``, a result derived from a Trace, cached beside it in the server-wide bounded
     cache under the Trace's key + ``name`` (computed each time for a Trace not from ``run_trace``)."""
@@ -545,8 +553,9 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, mean: bool = True,
     layer = cols[0].selectbox("Layer", range(n_layers), format_func=lambda i: f"{i + 1}", key=state.keep(f"{key}_layer"))
     if not pick_head:  # the figure's buttons pick; it opens on the head last picked (e.g. from a link)
         return layer, st.session_state.get(f"{key}_head", 0)
+    st.session_state.setdefault(f"{key}_head", 0)  # head 1, not the mean; not index=: a link or lesson may set it
     head = cols[1].selectbox("Head", options, format_func=lambda h: "mean of heads" if h is None else f"{h + 1}",
-                             index=1 if mean else 0, key=state.keep(f"{key}_head"))
+                             key=state.keep(f"{key}_head"))
     return layer, head
 
 
