@@ -63,6 +63,12 @@ def _shared_trigram(words: list[str], other: set[tuple[str, ...]]) -> tuple[str,
     return next((t for t in (tuple(words[p:p + 3]) for p in range(len(words) - 2)) if t in other), None)
 
 
+def ordinal(n: int) -> str:
+    """1 → "1st", 2 → "2nd", 11 → "11th", 23 → "23rd"."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def selection(summary, k: int, block_trigram: bool) -> list[SentenceStatus]:
     """Replays ``model.summarizer.select`` (highest score first; with trigram blocking a
     candidate sharing a trigram — lowercased, whitespace-split words — with an already chosen
@@ -77,8 +83,8 @@ def selection(summary, k: int, block_trigram: bool) -> list[SentenceStatus]:
     tri = {}
     for i in order:
         if len(chosen) == k:
-            out[i] = SentenceStatus("below-k", rank[i], f"not selected: rank {rank[i]}, the top {k} were "
-                                    "already chosen")
+            out[i] = SentenceStatus("below-k", rank[i], f"not selected: the {ordinal(rank[i])} highest score, "
+                                    f"and the top {k} were already chosen")
             continue
         tri[i], words = trigrams(sents[i]), sents[i].lower().split()
         shared = [(j, t) for j in chosen if block_trigram and (t := _shared_trigram(words, tri[j]))]
@@ -88,7 +94,7 @@ def selection(summary, k: int, block_trigram: bool) -> list[SentenceStatus]:
                                     f"“{' '.join(t)}” with selected sentence {j + 1}", j, t)
             continue
         chosen.append(i)
-        out[i] = SentenceStatus("selected", rank[i], f"selected: rank {rank[i]} by score")
+        out[i] = SentenceStatus("selected", rank[i], f"selected, the {ordinal(rank[i])} highest score")
     if tuple(sorted(chosen)) != tuple(summary.selected):
         raise ValueError(f"the summary was not made with k={k}, block_trigram={block_trigram}")
     for i, s in enumerate(out):

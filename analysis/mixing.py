@@ -577,9 +577,12 @@ def verdict(board: dict) -> str:
         return (f"No explanation clearly beats random orders here: the best, {names[best]}, scores "
                 f"{faithfulness_gap(methods[best]):+.3f} against random's {faithfulness_gap(rnd):+.3f} ± {spread:.3f}"
                 f"{tail}.")
-    return (f"Trust {names[best]} most for this sentence: deleting its top tokens lowers the score "
-            f"{methods[best]['aopc_comprehensiveness']:.3f} on average and keeping only them loses "
-            f"{methods[best]['aopc_sufficiency']:.3f} (comprehensiveness − sufficiency "
+    comp, suff = methods[best]["aopc_comprehensiveness"], methods[best]["aopc_sufficiency"]
+    kept = (f"keeping only them lowers it by {suff:.3f}" if suff >= 0.0005 else
+            f"keeping only them raises it by {-suff:.3f}" if suff <= -0.0005 else "keeping only them leaves it as it was")
+    return (f"Trust {names[best]} most for this sentence: deleting its top tokens "
+            + (f"lowers the score by {comp:.3f}" if comp >= 0 else f"raises the score by {-comp:.3f}")
+            + f" on average, and {kept} (comprehensiveness − sufficiency "
             f"{faithfulness_gap(methods[best]):+.3f}; random {faithfulness_gap(rnd):+.3f} ± {spread:.3f}{tail}).")
 
 

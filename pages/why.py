@@ -72,6 +72,15 @@ def explanation_key(params: dict, sentences: tuple[int, ...] | None) -> tuple:
             params["weights"], params["device"], tuple(params.get("mask_heads", ())), sentences)
 
 
+LONG_TEXT = 6_000  # characters: a longer document's word colours scroll in a box
+
+
+def moves(d: float, whose: str) -> str:
+    """"raises the scores of … by 0.12", "lowers … by 0.03", "barely moves …"."""
+    return (f"raises {whose} by {d:.2f}" if d >= 0.005 else f"lowers {whose} by {-d:.2f}" if d <= -0.005
+            else f"barely moves {whose}")
+
+
 trace = need_trace()
 params = state.params()
 st.title("Why this summary", help=HELP)
@@ -93,8 +102,8 @@ real, neutral = np.array([ex["scores"][i] for i in scored]), np.array([ex["posit
 lead = min(3, len(scored))
 bias = (real - neutral)[:lead].mean()
 rest = (real - neutral)[lead:].mean() if len(scored) > lead else float("nan")
-st.caption(f"Position adds {bias:+.2f} on average to the first {lead} scored sentences"
-           + (f" and {rest:+.2f} to the others" if not np.isnan(rest) else "")
+st.caption(f"On average, position {moves(bias, f'the scores of the first {lead} scored sentences')}"
+           + (f" and {moves(rest, 'the others')}" if not np.isnan(rest) else "")
            + ". Orange: the score with a neutral position (every sentence gets the mean position row).")
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -124,7 +133,12 @@ st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
         f"Raised most by: {html.escape(', '.join(up) or '—')}<br>"
         f"Lowered most by: {html.escape(', '.join(down) or '—')}</p>")
 st.html(E.legend_html())
-st.html(E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i])))
+words = E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i]))
+if len(text) > LONG_TEXT:  # the whole document: in a box of its own, so what follows stays near
+    with st.container(height=600, key="why_words_box"):
+        st.html(words)
+else:
+    st.html(words)
 
 # ---------------------------------------------------------------- which explanation to trust
 st.subheader("Which explanation to trust here")

@@ -636,3 +636,72 @@ def test_head_buttons_and_labels_fit_at_common_widths(server, browser, shots, wi
             assert not cut, cut
         page.screenshot(path=str(shots / f"width_{width}_{title.lower().replace(' ', '_')}.png"), full_page=True)
     page.close()
+
+
+# ---------------------------------------------------------------- issue 41: what is shown is what the controls say
+
+SHORT_ARTICLE = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
+
+
+def map_title(page) -> str:
+    return page.locator(".js-plotly-plot .gtitle").first.text_content()
+
+
+def test_a_new_summary_on_the_attention_page_redraws_the_map_for_the_new_document(server, browser):
+    """Pick a sentence range on one document, stay on BERT attention, Summarize another: the map
+    is the new document's whole window (its header's token count), and a hover reads its tokens."""
+    page = open_app(browser, server)
+    go_to(page, "BERT attention")
+    summarize(page, SHORT_ARTICLE)
+    page.locator(HEATMAP).first.wait_for(timeout=120_000)
+    idle(page)
+    full = map_title(page)
+    slider = page.get_by_test_id("stSlider").first  # Sentences: move the left end two steps right
+    slider.get_by_role("slider").first.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    idle(page)
+    page.wait_for_function("t => document.querySelector('.js-plotly-plot .gtitle').textContent !== t", arg=full)
+    assert map_title(page) != full  # the range took effect on the first document
+    summarize(page, ARTICLE)
+    page.get_by_text("Result for Call centre", exact=False).first.wait_for(timeout=120_000)
+    idle(page)
+    header = page.get_by_test_id("stMain").get_by_text(" tokens · ", exact=False).first.text_content()
+    T = int(header.split()[0])
+    page.wait_for_function("t => document.querySelector('.js-plotly-plot .gtitle').textContent.includes(t)",
+                           arg=f"{T} × {T} tokens", timeout=60_000)
+    row, col, _ = hover_cell(page, T - 3, 2)  # a cell near the end exists only in the whole window
+    assert row >= T - 5
+    page.close()
+
+
+def test_a_long_document_keeps_figures_bounded_and_stop_says_what_it_stopped(server, browser):
+    """A 99,000-character paste: on Heads, Stop during the whole-document run says what was stopped
+    and that nothing was kept; on Why, the run over every window draws a position chart whose box
+    stays within a screen, so the word colours and the scoreboard follow near it."""
+    from benchmarks.long_document import document
+
+    page = open_app(browser, server)
+    summarize(page, document(99_000))
+    page.get_by_text("Result for", exact=False).first.wait_for(timeout=180_000)
+    idle(page)
+    go_to(page, "Heads")
+    page.get_by_role("button", name=re.compile("Run it over all")).click()
+    page.get_by_test_id("stMain").get_by_role("button", name="Stop", exact=True).wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)
+    page.get_by_test_id("stMain").get_by_role("button", name="Stop", exact=True).click()
+    page.get_by_text("Stopped:", exact=False).wait_for(timeout=60_000)
+    note = page.get_by_text("Stopped:", exact=False).first.text_content()
+    assert "importance" in note and "nothing of it was kept" in note
+    assert page.get_by_role("button", name=re.compile("Run it over all")).count() == 1
+    go_to(page, "Why this summary")
+    page.get_by_role("button", name=re.compile("Run it over all")).click()
+    page.get_by_role("heading", name="Which explanation to trust here").wait_for(timeout=300_000)
+    idle(page)
+    assert page.get_by_test_id("stException").count() == 0
+    top = lambda name: page.get_by_role("heading", name=name).first.bounding_box()["y"]  # noqa: E731
+    gaps = {"position chart": top("Which words moved the score") - top("Position vs content"),
+            "word colours": top("Which explanation to trust here") - top("Which words moved the score")}
+    print("\nlong document, px between headings:", json.dumps(gaps))
+    assert all(0 < g < 1600 for g in gaps.values()), gaps
+    page.close()

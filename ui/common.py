@@ -278,14 +278,26 @@ def asked(name: str, what: str, windows: int, seconds: float):
     key = (name, hash(state.params()["text"]))
     if key not in flags:
         with holder.container():
+            if st.session_state.get("stopped_run") == key:
+                st.warning(f"Stopped: {what[0].lower() + what[1:]} did not finish, and nothing of it was kept "
+                           "(a result over some of the windows would be read as the whole document's). Run it "
+                           "again to start over.", icon=":material/stop_circle:")
             st.info(f"{what} runs over all {windows} BERT windows of this long document: about {seconds:.0f} s, "
                     "with a progress bar and a Stop button.")
             if st.button(f"Run it over all {windows} windows", key=f"ask_{name}", icon=":material/play_arrow:"):
                 flags.add(key)
+                st.session_state.pop("stopped_run", None)
                 st.rerun()
         return None
-    holder.button("Stop", key=f"stop_{name}", icon=":material/stop:", on_click=flags.discard, args=(key,))
+    holder.button("Stop", key=f"stop_{name}", icon=":material/stop:", on_click=_stopped, args=(flags, key))
     return holder
+
+
+def _stopped(flags: set, key: tuple) -> None:
+    """Stop's callback: forget the Run click (the rerun it causes must not start the run again)
+    and remember what was stopped, for the Run prompt to say so."""
+    flags.discard(key)
+    st.session_state["stopped_run"] = key
 
 
 def seconds_per_window(model) -> float:
@@ -611,9 +623,19 @@ def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
     plot(figure(token_heatmap, trace, layer, head, **kwargs), key=plot_key)
 
 
+MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long document) scrolls in a box this high
+
+
 def plot(fig, key: str | None = None):
     """A figure with Plotly's camera button set to the sidebar's format (PNG or SVG), a file name
-    after the figure and 2× scale for slides."""
+    after the figure and 2× scale for slides. A figure taller than ``MAX_FIGURE_HEIGHT`` is drawn
+    whole inside a scrolling box of that height, so what follows it stays a screen away."""
     fmt = st.session_state.get("figure_format", "png")
-    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": dict(
-        format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)})
+    config = {"displaylogo": False, "toImageButtonOptions": dict(
+        format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
+    if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
+        st.plotly_chart(fig, key=key, config=config)
+        return
+    st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
+    with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
+        st.plotly_chart(fig, key=key, config=config)
