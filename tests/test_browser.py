@@ -598,9 +598,12 @@ def test_contribution_view_in_chromium(server, browser, shots):
 BUTTONS_IN_FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
   const svg = gd.querySelector('.main-svg').getBoundingClientRect();
   if (svg.width === 0) return [];  // in a hidden tab
+  const title = gd.querySelector('.gtitle');
+  const t = title ? title.getBoundingClientRect() : {left: 0, right: 0, top: 0, bottom: 0};
   return [...gd.querySelectorAll('.updatemenu-button')].map(b => { const r = b.getBoundingClientRect();
     return {label: b.textContent, inside: r.left >= svg.left - 1 && r.right <= svg.right + 1
-            && r.right <= window.innerWidth}; }); })"""
+            && r.right <= window.innerWidth,
+            over_title: r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top}; }); })"""
 CUT_LABELS_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.scrollWidth > e.clientWidth + 1)
   .map(e => e.textContent)"""
 
@@ -609,7 +612,8 @@ CUT_LABELS_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.sc
 def test_head_buttons_and_labels_fit_at_common_widths(server, browser, shots, width):
     """Issue 34 item 4: at 1024 px BERT attention cut head 12; at 1400 What if showed buttons up to
     head 9; download buttons and Learn's toggle were cut. Every head button inside its figure and
-    the window, no label cut with an ellipsis; screenshots at each width."""
+    the window and off the figure's title (issue 41), no label cut with an ellipsis; screenshots at
+    each width."""
     page = browser.new_page(viewport={"width": width, "height": 1000})
     page.goto(server)
     page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
@@ -631,6 +635,7 @@ def test_head_buttons_and_labels_fit_at_common_widths(server, browser, shots, wi
             page.wait_for_timeout(300)
             buttons = page.evaluate(BUTTONS_IN_FIGURES_JS)
             assert len(buttons) >= 13 and all(b["inside"] for b in buttons), (title, width, buttons)
+            assert not any(b["over_title"] for b in buttons), (title, width, buttons)  # issue 41 item 5
         else:
             cut = page.evaluate(CUT_LABELS_JS, '[data-testid="stWidgetLabel"] p')
             assert not cut, cut

@@ -88,7 +88,10 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     order = [head] + [h for h in heads if h != head]
     fig = go.Figure([traces[h] for h in order])
     rows = head_rows(heads)
-    fig.update_layout(title=titles[head], height=height, margin=dict(l=130, r=10, t=60 + 32 * len(rows), b=130),
+    # the title at the figure's top edge, the button rows below it (Plotly's default puts the
+    # title in the middle of the top margin, where the buttons are)
+    fig.update_layout(title=dict(text=titles[head], y=1, yref="container", yanchor="top", pad=dict(t=10)),
+                      height=height, margin=dict(l=130, r=10, t=60 + 32 * len(rows), b=130),
                       shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 else None,
                       updatemenus=head_menus(rows, head, order, titles, height - 130 - 60 - 32 * len(rows)),
                       annotations=[dict(text="head", x=0, xanchor="right", y=1.0, yanchor="bottom",
