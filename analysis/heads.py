@@ -59,6 +59,13 @@ INTER_STATS = {
     "selected": "attention to the selected sentences",
     "entropy": "entropy of the rows (nats)",
 }
+SHORT = {  # statistic → a colour bar's few words (BERT_STATS / INTER_STATS say it in full)
+    "cls": "to [CLS]", "first_cls": "to 1st [CLS]", "sep": "to [SEP]", "punctuation": "to punctuation",
+    "previous": "to previous", "next": "to next", "same_sentence": "same sentence",
+    "other_sentences": "other sentences", "entropy": "entropy (nats)", "earlier": "earlier sentences",
+    "later": "later sentences", "selected": "selected sentences", "importance_gradient": "importance (gradient)",
+    "importance_ablation": "importance (ablation)",
+}
 UNTRAINED_NOTE = ("The sentence scorer is untrained (random): how much a head matters to its scores says "
                   "nothing about summarization.")
 

@@ -587,10 +587,12 @@ def verdict(board: dict) -> str:
 
 
 def sep_head(attention: np.ndarray, mix: Mixing) -> dict | None:
-    """The head whose attention sits most on [SEP] while [SEP] contributes little (Kobayashi et al.
+    """The head whose attention sits on [SEP] while [SEP] contributes little (Kobayashi et al.
     2020, §5): per head the mean share of each row's attention on [SEP] keys and the share of its
-    norm-weighted contribution ‖α f(x)‖ from them; the head with the largest gap. ``attention``
-    [L, H, T, T] (the Trace's). None when the window has no [SEP] or no word."""
+    norm-weighted contribution ‖α f(x)‖ from them. Of the heads that put at least half as much
+    attention on [SEP] as the most [SEP]-attending head does (a head that barely looks at [SEP]
+    shows nothing), the one where attention exceeds contribution by the largest factor.
+    ``attention`` [L, H, T, T] (the Trace's). None when the window has no [SEP] or no word."""
     sep = np.array([t == "[SEP]" for t in mix.tokens])
     words = ~np.isin(np.array(mix.tokens, dtype=object), ("[CLS]", "[SEP]"))
     if not sep.any() or not words.any():
@@ -599,8 +601,10 @@ def sep_head(attention: np.ndarray, mix: Mixing) -> dict | None:
     norm = mix.norm_head.astype(np.float32)
     total = norm.sum(-1)  # [L, H, T]
     share = (norm[..., sep].sum(-1) / np.maximum(total, 1e-12)).mean(-1)  # [L, H]
-    l, h = np.unravel_index(np.argmax(att - share), att.shape)
+    ratio = np.where(att >= 0.5 * att.max(), att / np.maximum(share, 1e-12), -np.inf)
+    l, h = np.unravel_index(np.argmax(ratio), att.shape)
     return {"layer": int(l), "head": int(h), "attention_on_sep": float(att[l, h]), "contribution_of_sep": float(share[l, h]),
+            "most_attention_on_sep": float(att.max()), "candidates": int(np.isfinite(ratio).sum()),
             "sep_vector_norm": float(mix.value_norm[l, h, sep].mean()),
             "word_vector_norm": float(mix.value_norm[l, h, words].mean())}
 

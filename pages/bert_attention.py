@@ -35,10 +35,12 @@ c = st.columns([1, 1, 1, 1])
 if view not in ("All layers × heads", "Rollout"):
     layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("bert_colors"))
-scale = c[3].selectbox("Contrast", SCALES, key=keep("bert_scale"), format_func=SCALE_NAMES.get,
-                       help="How weights map to colours. √ (default) and log clip each map at its 99.5th "
-                            "percentile so weak attention stays visible; linear runs from 0 to the largest "
-                            "weight. Hover always shows the true weight.")
+scale = "linear"  # sentence × sentence: a few cells of summed mass, read on a linear scale
+if view != "Sentence × sentence":
+    scale = c[3].selectbox("Contrast", SCALES, key=keep("bert_scale"), format_func=SCALE_NAMES.get,
+                           help="How weights map to colours. √ (default) and log clip each map at its 99.5th "
+                                "percentile so weak attention stays visible; linear runs from 0 to the largest "
+                                "weight. Hover always shows the true weight.")
 
 sents = sorted({int(i) for i in trace.token_sentence})
 if view in ("One head", "All heads of a layer", "Rollout"):
@@ -73,7 +75,8 @@ if view == "One head":
             shares = derived(trace, "norm-shares", lambda: row_shares(mix.norm_head))
             st.caption("Each row: the share of what the head adds to the query token that comes from each key token, "
                        "‖α f(x_j)‖ / Σ ‖α f(x)‖. Buttons pick the head; hover shows the share.")
-            head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm", **opts)
+            head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm",
+                     what="norm-weighted share", **opts)
         elif show == "ALTI":
             level = st.radio("ALTI", ["this layer", "composed to the input"], horizontal=True, key=keep("bert_alti"))
             m = mix.alti_layer[layer] if level == "this layer" else mix.alti_input

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from analysis import heads as AH
 from ui import state
 from ui.common import ROOT, default_model, model_arguments, plot, start_session
 from ui.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
@@ -155,8 +156,10 @@ if heads:
     part = st.radio("Encoder", list(heads), format_func={"bert": "BERT", "inter": "Sentence encoder"}.get,
                     horizontal=True, key=state.keep("corpus_part"))
     stats = heads[part]["stats"]
-    name = st.selectbox("Statistic", list(stats), key=state.keep("corpus_stat"))
-    plot(mean_spread_heatmap(stats[name]["mean"], stats[name]["std"], name.replace("_", " "),
+    described = {**AH.INTER_STATS, **AH.BERT_STATS} if part == "bert" else {**AH.BERT_STATS, **AH.INTER_STATS}
+    said = lambda n: described.get(n, AH.SHORT.get(n, n.replace("_", " ")))  # noqa: E731
+    name = st.selectbox("Statistic", list(stats), key=state.keep("corpus_stat"), format_func=said)
+    plot(mean_spread_heatmap(stats[name]["mean"], stats[name]["std"], said(name),
                              "BERT" if part == "bert" else "Sentence encoder"), key="corpus_heads")
     st.caption(f"Mean over {heads[part]['documents']:,} documents; hover for the spread (standard deviation).")
 

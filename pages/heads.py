@@ -167,11 +167,11 @@ if view == "Statistics":
     colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("heads_colors"))
     left, right = st.columns([H, max(H2, 6)])
     with left:
-        plot(VH.head_map(stats["bert"][name], f"BERT: {AH.BERT_STATS[name]}", name=name, colorscale=colorscale),
+        plot(VH.head_map(stats["bert"][name], f"BERT: {AH.BERT_STATS[name]}", name=AH.SHORT[name], colorscale=colorscale),
              key="heads_stat_map")
     with right:
         plot(VH.head_map(stats["inter"][iname], f"Sentence encoder: {AH.INTER_STATS[iname]}", part="Sentence encoder",
-                         name=iname, colorscale=colorscale), key="heads_inter_stat_map")
+                         name=AH.SHORT[iname], colorscale=colorscale), key="heads_inter_stat_map")
     pair = side_by_side("heads_other")
     if pair is not None:  # the same statistics of a second model on this document
         other, b = pair
@@ -179,11 +179,11 @@ if view == "Statistics":
             "bert": AH.bert_stats(b), "inter": AH.inter_stats(b)})
         left, right = st.columns([b_stats["bert"][name].shape[1], max(b_stats["inter"][iname].shape[1], 6)])
         with left:
-            plot(VH.head_map(b_stats["bert"][name], f"{other}, BERT: {AH.BERT_STATS[name]}", name=name,
+            plot(VH.head_map(b_stats["bert"][name], f"{other}, BERT: {AH.BERT_STATS[name]}", name=AH.SHORT[name],
                              colorscale=colorscale), key="heads_other_stat_map")
         with right:
             plot(VH.head_map(b_stats["inter"][iname], f"{other}, sentence encoder: {AH.INTER_STATS[iname]}",
-                             part="Sentence encoder", name=iname, colorscale=colorscale), key="heads_other_inter_map")
+                             part="Sentence encoder", name=AH.SHORT[iname], colorscale=colorscale), key="heads_other_inter_map")
     st.caption("Sort the table by a column (click its header). Importance: how much the selected sentences' "
                "scores depend on the head (see the Importance view).")
     for tab, part in zip(st.tabs(["BERT heads", "Sentence-encoder heads"]), AH.PARTS):

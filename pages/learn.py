@@ -98,3 +98,10 @@ if st.toggle("Find such a head in this document", key="learn_sep",
             f"(norm-weighted). The head looks at [SEP] but mostly passes on the little it takes from the words: "
             "a weight on [SEP] often means *nothing to add here*. BERT attention → *Show: norm-weighted* draws "
             "this for every head.")
+        st.caption(f"How this head was chosen: of the {found['candidates']} heads that put at least half as much "
+                   f"attention on [SEP] as the most [SEP]-attending one ({found['most_attention_on_sep']:.0%}), the "
+                   f"one whose attention on [SEP] most exceeds [SEP]'s share of its contribution "
+                   f"({found['attention_on_sep'] / max(found['contribution_of_sep'], 1e-12):.1f}×)."
+                   + (" This model's heads look at [SEP] much less than BERT-base's, where many heads of the middle "
+                      "layers put over half their attention on it (Clark et al. 2019)."
+                      if found["most_attention_on_sep"] < 0.25 else ""))

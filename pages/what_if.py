@@ -151,19 +151,20 @@ if not cmp.entered and not cmp.left:
 
 # ---------------------------------------------------------------- aligned scores
 st.subheader("Every sentence, aligned by its text", anchor=False)
-num = lambda x: np.nan if x is None else x  # noqa: E731
+# as text: an empty cell would read "None" (a sentence only in one document, or too short to score)
+num = lambda x, fmt=".3f": "not scored" if x is None else format(x, fmt)  # noqa: E731
 table = pd.DataFrame({
-    "A #": [None if r.a is None else r.a + 1 for r in cmp.alignment],
-    "B #": [None if r.b is None else r.b + 1 for r in cmp.alignment],
+    "A #": ["—" if r.a is None else str(r.a + 1) for r in cmp.alignment],
+    "B #": ["—" if r.b is None else str(r.b + 1) for r in cmp.alignment],
     "change": [r.kind for r in cmp.alignment],
-    "score A": [num(x) for x in cmp.scores_a], "score B": [num(x) for x in cmp.scores_b],
-    "Δ (B − A)": [num(x) for x in cmp.delta],
+    "score A": [num(x) if r.a is not None else "—" for x, r in zip(cmp.scores_a, cmp.alignment)],
+    "score B": [num(x) if r.b is not None else "—" for x, r in zip(cmp.scores_b, cmp.alignment)],
+    "Δ (B − A)": ["—" if x is None else format(x, "+.3f") for x in cmp.delta],
     "status A": [u.status if u else "" for u in cmp.status_a], "status B": [v.status if v else "" for v in cmp.status_b],
     "sentence": [" → ".join(d.sentences[i] for d, i in ((sa, r.a), (sb, r.b)) if i is not None)
                  if r.kind == "replaced" else (sa.sentences[r.a] if r.a is not None else sb.sentences[r.b])
                  for r in cmp.alignment]})
-st.dataframe(table, hide_index=True, key="whatif_table",
-             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("score A", "score B", "Δ (B − A)")})
+st.dataframe(table, hide_index=True, key="whatif_table")
 
 # ---------------------------------------------------------------- attention change per head
 st.subheader("Which heads' attention changed", anchor=False)

@@ -259,3 +259,25 @@ def test_cli_writes_the_npz_and_the_scoreboard(tiny, tmp_path, capsys):
     sb = result["scoreboard"]
     assert sb["sentence"] == 1 and "value_zeroing" in sb["scopes"]["all"]
     assert len(sb["scopes"]["all"]["random"]["comprehensiveness"]) == len(sb["fractions"])
+
+
+def test_sep_head_is_the_strongest_contrast_among_heads_that_look_at_sep():
+    """Learn's [SEP] head (issue 41): among heads with at least half the largest attention on
+    [SEP], the largest attention ÷ contribution factor. Head 0: 90 % on [SEP], [SEP] brings 45 %
+    (2×); head 1: 50 % vs 10 % (5×), the one to show; head 2: 10 % vs 0.1 % (100×) but it barely
+    looks at [SEP]. The largest difference (head 0) is not the strongest contrast."""
+    from types import SimpleNamespace
+
+    from analysis.mixing import sep_head
+
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+
+    def rows(on_sep):  # [H, T, T]: every row puts on_sep[h] on [SEP], the rest evenly on the others
+        m = np.array([[[(1 - p) / 3] * 3 + [p]] * 4 for p in on_sep], dtype=np.float32)
+        return m[None]  # [1, H, T, T]
+
+    attention, norm = rows([0.9, 0.5, 0.1]), rows([0.45, 0.1, 0.001])
+    mix = SimpleNamespace(tokens=tokens, norm_head=norm, value_norm=np.ones((1, 3, 4), np.float32))
+    found = sep_head(attention, mix)
+    assert (found["layer"], found["head"]) == (0, 1) and found["candidates"] == 2
+    assert abs(found["attention_on_sep"] - 0.5) < 1e-6 and abs(found["contribution_of_sep"] - 0.1) < 1e-6

@@ -321,3 +321,23 @@ def test_learn_recomputes_real_bert(summarizer):
     t = summarizer.trace(text)
     s = learn.attention_steps(t, 4, 7, 3)
     assert s["max_abs_diff"] < 1e-2                      # float16 capture of q, k
+
+
+def test_length_label_counts_characters_where_words_have_no_spaces():
+    """Issue 41: a Chinese paste read "(1 word)"."""
+    from viz.common import length_label
+
+    assert length_label("保险公司老板认罪。三名美国保险高管承认了欺诈指控。") == "25 characters"
+    assert length_label("日本の保険会社 です") == "9 characters"
+    assert length_label("Insurance bosses plead guilty today") == "5 words"
+    assert length_label("One") == "1 word"
+
+
+def test_norm_weighted_token_map_says_share_not_weight(trace):
+    from viz.attention import token_heatmap
+
+    fig = token_heatmap(trace, 0, 0, what="norm-weighted share")
+    shown = next(t for t in fig.data if t.visible)
+    assert "norm-weighted share 0." in shown.hovertemplate and "weight" not in shown.hovertemplate.replace("norm-weighted", "")
+    assert "share" in shown.colorbar.title.text and "(norm-weighted share)" in fig.layout.title.text
+    assert "weight 0." in next(t for t in token_heatmap(trace, 0, 0).data if t.visible).hovertemplate

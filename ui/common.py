@@ -63,12 +63,12 @@ def example_text(path: Path) -> str:
 
 def examples() -> dict[str, Path]:
     """Shipped example documents: name (first line) → file."""
-    from viz.common import plural
+    from viz.common import length_label
 
     out = {}
     for p in sorted(EXAMPLES.glob("*.txt")):
         text = example_text(p)
-        out[f"{text.split(chr(10), 1)[0].strip()} ({plural(len(text.split()), 'word')})"] = p
+        out[f"{text.split(chr(10), 1)[0].strip()} ({length_label(text)})"] = p
     return out
 
 
@@ -499,12 +499,12 @@ def document_store():
 def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> str:
     """What produced the result on screen: document, k, trigram blocking, weights, device. As
     Streamlit Markdown, or ``plain`` text (the HTML report)."""
-    from viz.common import markdown_text, plural, preview
+    from viz.common import length_label, markdown_text, preview
 
     escape = str if plain else markdown_text
     s = trace.summary
     name = next((n for n, p in examples.items() if example_text(p) == params["text"]), None)
-    doc = name or f"“{preview(params['text'], 48)}” ({plural(len(params['text'].split()), 'word')})"
+    doc = name or f"“{preview(params['text'], 48)}” ({length_label(params['text'])})"
     long = [i for i, x in enumerate(s.sentences) if len(x.split()) > 150]
     warn = (f" · {'⚠' if plain else ':material/warning:'} sentence {long[0] + 1} has {len(s.sentences[long[0]].split()):,} words: the "
             "text has few sentence endings, so the model read long stretches as one sentence" if long else "")

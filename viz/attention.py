@@ -46,8 +46,10 @@ PREVIEW_CELLS = 160  # the heads not shown ride along block-averaged to at most 
 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
-                  scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS) -> go.Figure:
-    """Token × token attention of one layer: queries down, keys across.
+                  scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS,
+                  what: str = "weight") -> go.Figure:
+    """Token × token attention of one layer: queries down, keys across. ``what`` the maps hold, as
+    the hover, colour bar and title say it ("weight"; e.g. "norm-weighted share").
 
     One heatmap trace per head plus the head mean (``head=None``), only ``head`` visible (and first);
     buttons above the map (mean, 1, 2, …) show another one in the browser, without a round trip.
@@ -68,21 +70,22 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     n = len(index)
     k = 1 if preview_cells is None or n <= preview_cells else -(-n // preview_cells)  # block side of a preview
     traces, titles = {}, {}
-    hover = "query %{y}<br>key %{x}<br>weight " + WEIGHT_HOVER + "<extra></extra>"
+    hover = f"query %{{y}}<br>key %{{x}}<br>{what} " + WEIGHT_HOVER + "<extra></extra>"
+    shown = "" if what == "weight" else f" ({what})"
     for h, m in zip(heads, maps):
         name = "mean of heads" if h is None else f"head {h + 1}"
         exact = h == head or k == 1
         if exact:
-            args = dict(x=labels, y=labels, hovertemplate=hover, **weight_map(m, colorscale, scale))
+            args = dict(x=labels, y=labels, hovertemplate=hover, **weight_map(m, colorscale, scale, what.split()[-1]))
         else:  # a preview: block means, coloured like the exact map (the same clip value)
             vmax = float(np.percentile(m, CLIP)) if scale != "linear" else float(m.max())
             z, vmax = quantize(block_means(m, k), vmax=vmax, scale=scale)
             args = dict(x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=colorscale,
-                        colorbar=level_colorbar(vmax, scale=scale, clipped=bool(m.max() > vmax)),
+                        colorbar=level_colorbar(vmax, what.split()[-1], scale=scale, clipped=bool(m.max() > vmax)),
                         hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
                                       "the exact weights are on their way<extra></extra>")
         traces[h] = go.Heatmap(name=name, visible=h == head, **args)
-        titles[h] = f"BERT layer {layer + 1}, {name}{'' if exact else ' (preview)'}: {n} × {n} tokens"
+        titles[h] = f"BERT layer {layer + 1}, {name}{shown}{'' if exact else ' (preview)'}: {n} × {n} tokens"
     # The shown (exact) map first: Plotly orders a category axis by first appearance, and a
     # preview names only every k-th token (an explicit categoryarray made each switch ~1.5x slower).
     order = [head] + [h for h in heads if h != head]

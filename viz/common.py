@@ -146,6 +146,18 @@ def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")  # kana, Han, Hangul: no spaces between words
+
+
+def length_label(text: str) -> str:
+    """"143 words"; for text written without spaces between words (Chinese, Japanese), where
+    a space count says "1 word", its characters: "212 characters"."""
+    cjk = len(CJK.findall(text))
+    if cjk and cjk >= len(text.split()):
+        return plural(len("".join(text.split())), "character")
+    return plural(len(text.split()), "word")
+
+
 def preview(text: str, n: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"

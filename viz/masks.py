@@ -93,9 +93,9 @@ def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
                   line=dict(color="black", width=2))
     fig.add_annotation(x=table.shape[1] - 1, y=S + 0.5, text=f"rows added to the {S} sentences",
                        showarrow=False, xanchor="right", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
-    fig.update_layout(title=f"Sinusoidal positional encoding, positions 1–{n} (pos = 0–{n - 1} in the formula) × "
-                            f"{table.shape[1]} dimensions",
-                      height=420, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(title=f"Sinusoidal positional encoding<br><sup>positions 1–{n} (pos = 0–{n - 1} in the "
+                            f"formula) × {table.shape[1]} dimensions</sup>",  # one line was cut in a narrow column
+                      height=440, margin=dict(l=10, r=10, t=60, b=10))
     fig.update_xaxes(title="dimension")
     fig.update_yaxes(title="sentence position", autorange="reversed")
     return fig
