@@ -152,7 +152,7 @@ if not cmp.entered and not cmp.left:
 # ---------------------------------------------------------------- aligned scores
 st.subheader("Every sentence, aligned by its text", anchor=False)
 # as text: an empty cell would read "None" (a sentence only in one document, or too short to score)
-num = lambda x, fmt=".3f": "not scored" if x is None else format(x, fmt)  # noqa: E731
+num = lambda x: "not scored" if x is None else f"{x:.3f}"  # noqa: E731
 table = pd.DataFrame({
     "A #": ["—" if r.a is None else str(r.a + 1) for r in cmp.alignment],
     "B #": ["—" if r.b is None else str(r.b + 1) for r in cmp.alignment],

@@ -146,7 +146,7 @@ def test_moving_the_lead(summarizer):
     in_a = {n for n, r in enumerate(c.alignment) if r.a in c.summary_a.selected}
     in_b = {n for n, r in enumerate(c.alignment) if r.b in c.summary_b.selected}
     assert {e.row for e in c.entered} == in_b - in_a and {e.row for e in c.left} == in_a - in_b
-    assert all(e.reason.startswith("selected: rank") for e in c.entered)
+    assert all(e.reason.startswith("selected, the ") for e in c.entered)
     js = c.to_json()
     assert json.loads(json.dumps(js)) == js and len(js["alignment"]) == 13
 
