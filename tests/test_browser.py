@@ -751,3 +751,38 @@ def test_no_raw_identifier_none_or_cut_label_on_any_page(server, browser):
             found[name] = {"raw": raw, "cut titles": cut}
     assert not found, found
     page.close()
+
+
+SNAPSHOT_JS = """() => [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].map(gd => ({
+  title: (gd.querySelector('.gtitle') || {}).textContent || '',
+  y: [...gd.querySelectorAll('.ytick text')].slice(0, 6).map(t => t.textContent),
+  x: [...gd.querySelectorAll('.xtick text')].slice(-4).map(t => t.textContent)}))"""
+
+
+@pytest.mark.parametrize("name", ["Summary", "Why this summary", "Sentence encoder", "Masks & positions", "Heads",
+                                  "Learn"])
+def test_a_new_summary_on_any_map_page_draws_what_a_fresh_visit_draws(server, browser, name):
+    """Issue 41 item 1 on every other page that draws a map: staying on the page while another
+    document is summarized draws the same maps (titles, first rows, last columns) as opening the
+    page afresh on that document."""
+    page = open_app(browser, server)
+    summarize(page, SHORT_ARTICLE)
+    page.get_by_text("Result for Insurance", exact=False).first.wait_for(timeout=120_000)
+    go_to(page, name)
+    page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(page)
+    summarize(page, ARTICLE)
+    page.get_by_text("Result for Call centre", exact=False).first.wait_for(timeout=120_000)
+    idle(page)
+    page.wait_for_timeout(1500)  # Summarize reruns the page once more (the result is set, then drawn)
+    idle(page)
+    stayed = page.evaluate(SNAPSHOT_JS)
+    go_to(page, "BERT attention" if name != "BERT attention" else "Summary")
+    go_to(page, name)
+    page.wait_for_function(f"document.querySelectorAll('[data-testid=stMain] .js-plotly-plot .main-svg').length >= "
+                           f"{len(stayed)}", timeout=120_000)
+    idle(page)
+    page.wait_for_timeout(500)
+    fresh = page.evaluate(SNAPSHOT_JS)
+    assert stayed and stayed == fresh, (name, stayed, fresh)
+    page.close()

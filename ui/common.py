@@ -638,4 +638,4 @@ def plot(fig, key: str | None = None):
         return
     st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
     with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
-        st.plotly_chart(fig, key=key, config=config)
+        st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
