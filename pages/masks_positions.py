@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 
 from ui import state
-from ui.common import example_text, examples, get_model, model_slots, need_trace, plot, run_cached, window_caption
+from ui.common import (example_text, examples, get_model, keyed, model_slots, need_trace, plot, run_cached,
+                       window_caption)
 from viz import masks as M
 
 trace = need_trace()
@@ -46,7 +47,7 @@ padded = int(np.argmin(lengths))
 head = c[1].selectbox("Head", range(batch.bert_attention.shape[1]), format_func=lambda h: f"{h + 1}",
                       key=state.keep("batch_head"))
 doc = c[2].selectbox("Document", range(len(texts)), index=padded, format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
-                     key=f"batch_doc:{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}")  # per batch: opens on its padded one
+                     key=keyed("batch_doc", key))  # per batch: opens on its padded one
 plot(M.batch_attention_row(batch, doc, head), key="batch_row")
 st.caption("The additive mask puts −10000 on the logits of padded keys; after the softmax their weight is "
            "e^−10000 ≈ 0, so a padded document attends only to its own tokens. The sentence encoder fills "

@@ -45,6 +45,10 @@ class Cached:
     input_ids: tuple[int, ...] | None = None  # [T] with hidden None: BERT's embeddings run in training
     segment_ids: tuple[int, ...] | None = None
 
+    @property
+    def n_tokens(self) -> int:
+        return len(self.input_ids) if self.hidden is None else len(self.hidden)
+
 
 def encode_labels(summarizer, doc: Doc):
     """Summarizer.encode(doc.text) and the 0/1 label of each fed sentence."""

@@ -102,7 +102,7 @@ def forward(model: BertSumExt, start: int, examples: list[Cached], device: torch
     (frozen), every encoder layer above them trains. ``orders``: per example, a permutation of
     its sentences or None (``top_scores``'s ``order``; the labels follow)."""
     B, D = len(examples), model.bert.config.hidden_size
-    lengths = [len(c.input_ids) if c.hidden is None else len(c.hidden) for c in examples]
+    lengths = [c.n_tokens for c in examples]
     T, S = max(lengths), max(len(c.labels) for c in examples)
     pad = lambda xs, width, value=0: torch.tensor([list(x) + [value] * (width - len(x)) for x in xs],  # noqa: E731
                                                   device=device)
@@ -387,7 +387,7 @@ def train(args) -> dict:
         for si, shard in enumerate(train_shards()):
             order = list(range(len(shard)))
             random.Random(args.seed * 1_000_003 + epoch * 1009 + si).shuffle(order)
-            lengths = [len(c.input_ids) if c.hidden is None else len(c.hidden) for c in shard]
+            lengths = [c.n_tokens for c in shard]
             for group in pooled_groups(order, lengths, args.forward_batch, args.seed * 31 + epoch * 1009 + si):
                 done += len(group)
                 if done <= state["docs_done"]:

@@ -411,7 +411,12 @@ def widget_key(trace, name: str) -> str:
     options come from the result (a sentence range) starts at its default on a new result, and
     never carries a value picked on another document into this one's figure."""
     key = _TRACE_KEYS.get(id(trace))
-    return f"{name}:{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}" if key else name
+    return keyed(name, key) if key else name
+
+
+def keyed(name: str, key: tuple) -> str:
+    """A widget key of its own for the result cached under ``key`` (see ``widget_key``)."""
+    return f"{name}:{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}"
 
 
 def derived(trace, name: str, compute):
