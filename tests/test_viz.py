@@ -275,7 +275,7 @@ def test_summary_figures_and_escaping(trace):
     bars = fig.data[0]
     assert len(bars.y) == len(s.sentences) and bars.x.dtype == np.float32
     for i in range(len(s.sentences)):
-        assert (bars.marker.color[i] == summary.SELECTED) == (i in s.selected)
+        assert (bars.marker.color[i] == summary.STATUS_COLORS["selected"]) == (i in s.selected)
     # hover lines of at most 48 characters (a long sentence's hover was cut off at the figure's edge, issue 34)
     long = summary.score_bars(dataclasses.replace(s, sentences=("A long first sentence, " * 6,) + s.sentences[1:]))
     assert all(len(line) <= 48 for row in long.data[0].customdata for cell in row for line in cell.split("<br>"))

@@ -23,12 +23,12 @@ import pandas  # noqa: F401  imported here, once: plotly looks pandas up in sys.
 import streamlit as st  # started together saw it half-initialized there ("no attribute 'Series'", workshop)
 
 from ui import state
+from viz.palette import SEQUENTIAL as COLORSCALES  # noqa: F401  (the pages import it from here)
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = logging.getLogger("microscope")
 EXAMPLES = ROOT / "examples"
 UNTRAINED = "untrained (random scorer)"
-COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
 BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")
 
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .common import CLIP, WEIGHT_HOVER, level_colorbar, pool, quantize, sentence_label, token_labels, weight_map
+from .palette import SENTENCE_LINE
 
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
 
@@ -36,7 +37,7 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
     """Thin lines between sentences, in category units of the shown tokens."""
     sent = trace.token_sentence[index]
     cuts = np.flatnonzero(np.diff(sent)) + 0.5
-    line = dict(color="rgba(255,255,255,0.35)", width=1)
+    line = dict(color=SENTENCE_LINE, width=1)
     return ([dict(type="line", xref="x", yref="paper", x0=c, x1=c, y0=0, y1=1, line=line) for c in cuts]
             + [dict(type="line", yref="y", xref="paper", y0=c, y1=c, x0=0, x1=1, line=line) for c in cuts])
 

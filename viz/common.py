@@ -18,7 +18,7 @@ import re
 import numpy as np
 import plotly.graph_objects as go
 
-COLORSCALES = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
+from .palette import CLEAR, SEQUENTIAL as COLORSCALES  # the weight colour scales offered
 SELECTED_MARK = "★"
 
 
@@ -194,6 +194,6 @@ def pool(a: np.ndarray, n: int) -> np.ndarray:
 
 def blank(height: int = 10) -> go.Figure:
     """An empty, transparent figure without axes."""
-    clear = "rgba(0,0,0,0)"
+    clear = CLEAR
     return go.Figure(layout=dict(height=height, margin=dict(l=0, r=0, t=0, b=0), xaxis_visible=False,
                                  yaxis_visible=False, paper_bgcolor=clear, plot_bgcolor=clear))

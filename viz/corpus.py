@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .palette import BLUE
+
 
 def mean_spread_heatmap(mean, std, title: str, part: str = "BERT", colorscale: str = "Viridis") -> go.Figure:
     """A layers × heads map of a statistic's mean over the corpus; hover adds the standard
@@ -25,7 +27,7 @@ def mean_spread_heatmap(mean, std, title: str, part: str = "BERT", colorscale: s
 def position_histogram(counts) -> go.Figure:
     """How often each sentence position (1-based) was selected."""
     counts = np.asarray(counts, dtype=np.int32)
-    fig = go.Figure(go.Bar(x=np.arange(1, len(counts) + 1, dtype=np.int32), y=counts, marker_color="#1f77b4",
+    fig = go.Figure(go.Bar(x=np.arange(1, len(counts) + 1, dtype=np.int32), y=counts, marker_color=BLUE,
                            hovertemplate="sentence %{x}: selected %{y} times<extra></extra>"))
     fig.update_layout(title="Position of the selected sentences in their documents", height=300,
                       margin=dict(l=10, r=10, t=40, b=10), bargap=0.1)

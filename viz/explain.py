@@ -14,8 +14,7 @@ from .attention import _sentence_lines, token_index
 from .common import (WEIGHT_HOVER, plotly_text, preview, weight_map,
                      sentence_label, token_labels)
 
-RAISED, LOWERED = (22, 150, 60), (214, 39, 40)  # green: raised the score, red: lowered it
-REAL, NEUTRAL = "#1f77b4", "#ff7f0e"
+from .palette import BLUE as REAL, ORANGE as NEUTRAL, LIGHT_GREY, LOWERED, RAISED  # blue raised, orange lowered
 
 
 def _floats(xs) -> np.ndarray:
@@ -33,7 +32,7 @@ def position_chart(ex: dict, height: int | None = None) -> go.Figure:
     gap = np.full(3 * len(shown), np.nan, dtype=np.float32)  # x: real, neutral, gap per sentence
     gap[0::3], gap[1::3] = real[shown], neutral[shown]
     fig = go.Figure([
-        go.Scatter(x=gap, y=np.repeat(labels, 3), mode="lines", line=dict(color="#bbbbbb", width=3),
+        go.Scatter(x=gap, y=np.repeat(labels, 3), mode="lines", line=dict(color=LIGHT_GREY, width=3),
                    hoverinfo="skip", showlegend=False),
         go.Scatter(x=neutral[shown], y=labels, mode="markers", name="position neutralised",
                    marker=dict(color=NEUTRAL, size=10), customdata=text,
@@ -73,7 +72,7 @@ def position_reading(ex: dict, i: int, unseen: frozenset = frozenset()) -> str:
 
 def word_highlight_html(text: str, spans, weights, target: tuple[int, int] | None = None,
                         min_share: float = 0.02) -> str:
-    """The document with each word's background by its weight: green raised the score, red
+    """The document with each word's background by its weight: blue raised the score, orange
     lowered it, opacity |weight| / max |weight|; the explained sentence (character span
     ``target``) underlined. Words under ``min_share`` of the maximum stay plain (smaller HTML).
     ``spans`` [W, 2] character spans into ``text``, ``weights`` [W]. Every piece of text is escaped."""
@@ -87,7 +86,7 @@ def word_highlight_html(text: str, spans, weights, target: tuple[int, int] | Non
         word = html.escape(text[a:b])
         inside = target is not None and target[0] <= a < target[1]
         share = abs(x) / top
-        style = "border-bottom: 2px solid #1f77b4;" if inside else ""
+        style = f"border-bottom: 2px solid {REAL};" if inside else ""
         if share >= min_share:
             r, g, bl = RAISED if x > 0 else LOWERED
             style += f"background: rgba({r},{g},{bl},{0.08 + 0.72 * share:.2f}); border-radius: 2px;"
@@ -105,7 +104,7 @@ def legend_html() -> str:
     chip = 'display:inline-block; padding:0 6px; border-radius:2px; margin-right:8px;'
     return (f'<span style="{chip} background: rgba({g[0]},{g[1]},{g[2]},0.6);">raised the score</span>'
             f'<span style="{chip} background: rgba({r[0]},{r[1]},{r[2]},0.6);">lowered the score</span>'
-            f'<span style="{chip} border-bottom: 2px solid #1f77b4;">the explained sentence</span>')
+            f'<span style="{chip} border-bottom: 2px solid {REAL};">the explained sentence</span>')
 
 
 def top_words(text: str, spans, weights, n: int = 5) -> tuple[list[str], list[str]]:

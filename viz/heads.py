@@ -11,6 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .palette import BLUE, DIVERGING, LIGHT_BLUE, VERMILLION
+
 
 def _axes(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Category labels "1".."H" (heads, across) and "1".."L" (layers, down)."""
@@ -37,7 +39,7 @@ def head_map(values: np.ndarray, title: str, *, part: str = "BERT", name: str = 
              colorscale: str = "Viridis", diverging: bool = False, fmt: str = ".2f") -> go.Figure:
     """values [L, H] on a layer × head grid (layer 1 on top), each cell labelled with its value.
     ``diverging``: a red-blue scale centred on 0 (for differences)."""
-    kw = dict(colorscale="RdBu", zmid=0.0) if diverging else dict(colorscale=colorscale)
+    kw = dict(colorscale=DIVERGING, zmid=0.0) if diverging else dict(colorscale=colorscale)
     fig = go.Figure(_cells(values, name, part, fmt, colorbar=dict(title=dict(text=name), thickness=12), **kw))
     return _layout(fig, values.shape[0], title)
 
@@ -65,12 +67,13 @@ def importance_maps(gradient: np.ndarray, ablation: np.ndarray | None, *, part: 
         L, H = gradient.shape
         labels = np.array([f"{part} {layer + 1}.{h + 1}" for layer in range(L) for h in range(H)], dtype=object)
         flip = np.zeros(L * H, dtype=bool) if changed is None else np.asarray(changed).ravel()
-        for mask, name, color in ((~flip, "summary unchanged", "#1f77b4"), (flip, "summary changes", "#e8432e")):
+        for mask, name, color, symbol in ((~flip, "summary unchanged", BLUE, "circle"),
+                                          (flip, "summary changes", VERMILLION, "x")):  # told apart by shape too
             if mask.any():
                 fig.add_trace(go.Scatter(
                     x=np.asarray(gradient, dtype=np.float32).ravel()[mask],
                     y=np.asarray(ablation, dtype=np.float32).ravel()[mask], text=labels[mask], mode="markers",
-                    name=name, marker=dict(color=color, size=7),
+                    name=name, marker=dict(color=color, size=7, symbol=symbol),
                     hovertemplate="%{text}<br>gradient %{x:.4g}<br>ablation %{y:.4g}<extra></extra>"), row=1, col=3)
         fig.update_xaxes(title="gradient", row=1, col=3)
         fig.update_yaxes(title="ablation", row=1, col=3)
@@ -103,7 +106,7 @@ def difference_maps(shipped: np.ndarray, backbone: np.ndarray, name: str, *, par
     below = dict(orientation="h", thickness=10, y=-0.22, yanchor="top")  # under the maps: clear of the tick labels
     fig.update_layout(margin=dict(l=10, r=10, t=80, b=90), height=230 + 42 * a.shape[0],
                       coloraxis=dict(colorscale=colorscale, cmin=lo, cmax=hi, colorbar=dict(x=0.33, len=0.6, **below)),
-                      coloraxis2=dict(colorscale="RdBu", cmin=-lim, cmax=lim, colorbar=dict(x=0.85, len=0.28, **below)))
+                      coloraxis2=dict(colorscale=DIVERGING, cmin=-lim, cmax=lim, colorbar=dict(x=0.85, len=0.28, **below)))
     return fig
 
 
@@ -114,7 +117,7 @@ def score_comparison(labels: np.ndarray, before: np.ndarray, after: np.ndarray, 
     y = np.asarray(labels, dtype=object)
     fig = go.Figure([go.Bar(x=np.asarray(v, dtype=np.float32), y=y, orientation="h", name=name, marker_color=color,
                             hovertemplate="%{y}<br>" + name + " %{x:.3f}<extra></extra>")
-                     for v, name, color in zip((before, after), names, ("#9bb7d4", "#e8432e"))])
+                     for v, name, color in zip((before, after), names, (LIGHT_BLUE, VERMILLION))])
     fig.update_layout(title=title, barmode="group", height=max(320, 40 * len(y) + 160),
                       margin=dict(l=10, r=10, t=80, b=10),
                       legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"))

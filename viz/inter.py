@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .common import input_labels, level_colorbar, quantize
+from .palette import STATUS_COLORS
 
 
 def inter_matrix(trace, layer: int, head: int | None) -> np.ndarray:
@@ -25,7 +26,7 @@ def inter_heatmap(trace, layer: int, head: int | None, *, colorscale: str = "Vir
     labels = input_labels(trace, 30)
     z, vmax = quantize(a)
     scores = np.array([trace.summary.scores[i] or 0.0 for i in sents], dtype=np.float32)
-    colors = ["#1f77b4" if i in trace.summary.selected else "#c6d4e1" for i in sents]
+    colors = [STATUS_COLORS["selected"] if i in trace.summary.selected else STATUS_COLORS["below-k"] for i in sents]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.78, 0.22],
                         horizontal_spacing=0.02)
     fig.add_trace(go.Heatmap(z=z, x=labels, y=labels, customdata=a, colorscale=colorscale, zmin=0, zmax=255,

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import plotly_text, to_numpy, token_labels
+from .palette import BLUE, DIVERGING, VERMILLION
 
 
 def attention_steps(trace, layer: int, head: int, query: int, causal: bool = False) -> dict[str, np.ndarray | float]:
@@ -40,7 +41,7 @@ def vector_figure(v: np.ndarray, title: str, *, height: int = 150) -> go.Figure:
     """A d-dimensional vector as a 1 × d heatmap."""
     v = np.asarray(v, dtype=np.float32)
     lim = float(np.abs(v).max()) or 1.0
-    fig = go.Figure(go.Heatmap(z=v[None, :], colorscale="RdBu", zmin=-lim, zmax=lim,
+    fig = go.Figure(go.Heatmap(z=v[None, :], colorscale=DIVERGING, zmin=-lim, zmax=lim,
                                hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"))
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10))
     fig.update_yaxes(showticklabels=False)
@@ -53,7 +54,7 @@ def matrix_figure(m: np.ndarray, tokens, title: str, *, highlight: int | None = 
     m = np.asarray(m, dtype=np.float32)
     lim = float(np.abs(m).max()) or 1.0
     labels = token_labels(tokens, range(len(m)))
-    fig = go.Figure(go.Heatmap(z=m, y=labels, colorscale="RdBu", zmin=-lim, zmax=lim,
+    fig = go.Figure(go.Heatmap(z=m, y=labels, colorscale=DIVERGING, zmin=-lim, zmax=lim,
                                hovertemplate="%{y}<br>dimension %{x}: %{z:.3f}<extra></extra>"))
     if highlight is not None:
         fig.add_shape(type="rect", x0=-0.5, x1=m.shape[1] - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
@@ -69,11 +70,11 @@ def key_bars(values: np.ndarray, tokens, title: str, *, y_title: str = "", compa
     """One bar per key token (e.g. the logits q·k_j, or the softmax weights)."""
     values = np.asarray(values, dtype=np.float32)
     labels = token_labels(tokens, range(len(values)))
-    fig = go.Figure(go.Bar(x=labels, y=values, name="recomputed", marker_color="#1f77b4",
+    fig = go.Figure(go.Bar(x=labels, y=values, name="recomputed", marker_color=BLUE,
                            hovertemplate="key %{x}<br>%{y:" + fmt + "}<extra></extra>"))
     if compare is not None:
         fig.add_trace(go.Scatter(x=labels, y=np.asarray(compare, dtype=np.float32), mode="markers",
-                                 name="captured from BERT", marker=dict(color="#d62728", size=4),
+                                 name="captured from BERT", marker=dict(color=VERMILLION, size=4),
                                  hovertemplate="key %{x}<br>captured %{y:" + fmt + "}<extra></extra>"))
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10), bargap=0.05,
                       showlegend=compare is not None, legend=dict(orientation="h", y=1.15, x=1, xanchor="right"))

@@ -5,6 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import input_labels, to_numpy, token_labels
+from .palette import BLUE, DIVERGING, LABEL_BG, SEGMENT_COLORS, VERMILLION
 
 
 def strip(values, labels, title: str, *, colorscale="Blues", zmin=None, zmax=None,
@@ -76,7 +77,7 @@ def segment_strip(trace) -> go.Figure:
     """Interval segment ids (BertSum, Liu & Lapata 2019 §3): alternating 0/1 per sentence, per token."""
     labels = token_labels(trace.tokens, range(len(trace.tokens)))
     return strip(trace.segment_ids, labels, "Interval segment ids (E_A = 0 / E_B = 1)",
-                 colorscale=[[0, "#fdd49e"], [1, "#2b8cbe"]], zmin=0, zmax=1, value_name="segment")
+                 colorscale=[[0, SEGMENT_COLORS[0]], [1, SEGMENT_COLORS[1]]], zmin=0, zmax=1, value_name="segment")
 
 
 def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
@@ -87,12 +88,12 @@ def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
     n = n or max(64, S + 8)
     table = trace.pe_table[:n]                             # [n, D] float32
     fig = go.Figure(go.Heatmap(z=table.astype(np.float32), y=np.arange(1, len(table) + 1, dtype=np.int32),
-                               colorscale="RdBu", zmin=-1, zmax=1,  # numbered from 1, as the rest of the app
+                               colorscale=DIVERGING, zmin=-1, zmax=1,  # numbered from 1, as the rest of the app
                                hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.3f}<extra></extra>"))
     fig.add_shape(type="rect", x0=-0.5, x1=table.shape[1] - 0.5, y0=0.5, y1=S + 0.5,
                   line=dict(color="black", width=2))
     fig.add_annotation(x=table.shape[1] - 1, y=S + 0.5, text=f"rows added to the {S} sentences",
-                       showarrow=False, xanchor="right", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
+                       showarrow=False, xanchor="right", yanchor="top", bgcolor=LABEL_BG)
     fig.update_layout(title=f"Sinusoidal positional encoding<br><sup>positions 1–{n} (pos = 0–{n - 1} in the "
                             f"formula) × {table.shape[1]} dimensions</sup>",  # one line was cut in a narrow column
                       height=440, margin=dict(l=10, r=10, t=60, b=10))
@@ -103,7 +104,7 @@ def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
 
 def sentence_pe_heatmap(trace) -> go.Figure:
     pe = to_numpy(trace.sentence_pe).astype(np.float32)
-    fig = go.Figure(go.Heatmap(z=pe, y=_sentence_axis(trace), colorscale="RdBu", zmin=-1, zmax=1,
+    fig = go.Figure(go.Heatmap(z=pe, y=_sentence_axis(trace), colorscale=DIVERGING, zmin=-1, zmax=1,
                                hovertemplate="%{y}<br>dimension %{x}<br>PE %{z:.3f}<extra></extra>"))
     fig.update_layout(title="Rows added to this document's sentence vectors", height=max(240, 22 * len(pe) + 90),
                       margin=dict(l=10, r=10, t=40, b=10))
@@ -118,7 +119,7 @@ def position_embedding_heatmap(trace) -> go.Figure:
     percentile of |value| so the typical rows show their pattern (hover: the true value)."""
     pos = to_numpy(trace.position_embeddings).astype(np.float32)     # [T, D]
     lim = float(np.percentile(np.abs(pos), 99)) or 1.0
-    fig = go.Figure(go.Heatmap(z=pos, y=np.arange(1, len(pos) + 1, dtype=np.int32), colorscale="RdBu", zmin=-lim, zmax=lim,
+    fig = go.Figure(go.Heatmap(z=pos, y=np.arange(1, len(pos) + 1, dtype=np.int32), colorscale=DIVERGING, zmin=-lim, zmax=lim,
                                colorbar=dict(title=dict(text=f"value<br>(clipped at ±{lim:.2f})"), thickness=12),
                                hovertemplate="position %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"))
     fig.update_layout(title=f"BERT learned position embeddings, positions 1–{len(pos)} (position ids 0–{len(pos) - 1})",
@@ -161,10 +162,10 @@ def batch_attention_row(batch, doc: int, head: int, query: int = 0) -> go.Figure
     a = batch.bert_attention[doc, head, query].astype(np.float32)  # [T]
     real = batch.attention_mask[doc]
     n = int(real.sum())
-    fig = go.Figure(go.Bar(x=np.arange(1, len(a) + 1, dtype=np.int32), y=a, marker_color=np.where(real, "#1f77b4", "#d62728"),
+    fig = go.Figure(go.Bar(x=np.arange(1, len(a) + 1, dtype=np.int32), y=a, marker_color=np.where(real, BLUE, VERMILLION),
                            hovertemplate="key %{x}<br>weight %{y:.2e}<extra></extra>"))
     if n < len(a):
-        fig.add_vrect(x0=n + 0.5, x1=len(a) + 0.5, fillcolor="rgba(214,39,40,0.12)", line_width=0,
+        fig.add_vrect(x0=n + 0.5, x1=len(a) + 0.5, fillcolor=VERMILLION, opacity=0.12, line_width=0,
                       annotation_text=f"padding: {len(a) - n} keys, total weight {a[n:].sum():.1e}",
                       annotation_position="top left")
     fig.update_layout(title=f"Document {doc + 1}, BERT layer {batch.layer + 1} head {head + 1}: attention of token "

@@ -7,8 +7,10 @@ import html
 
 import plotly.graph_objects as go
 
-STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em}.settings{color:#555}li{margin:.3em 0}"""
+from .palette import MUTED_TEXT, TEXT
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:%s}"
+         "h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em}.settings{color:%s}li{margin:.3em 0}") % (TEXT, MUTED_TEXT)
 
 
 def readable(fig: go.Figure) -> go.Figure:

@@ -9,11 +9,10 @@ import plotly.graph_objects as go
 
 from .common import plotly_text, preview, markdown_text
 
-SELECTED, CANDIDATE, UNSCORED = "#1f77b4", "#c6d4e1", "#d9d9d9"
-BLOCKED, NOT_FED = "#ff7f0e", "#9e9e9e"
-# one colour and legend entry per status of analysis.explain.selection
-STATUS_COLORS = {"selected": SELECTED, "trigram-blocked": BLOCKED, "below-k": CANDIDATE,
-                 "too-short": UNSCORED, "not-fed": NOT_FED}
+from .palette import BLACK, DARK_GREY, MUTED_TEXT, NOTE_TEXT, SHADE, TEXT, SHADE_MAX, STATUS_COLORS, STATUS_PATTERNS, STATUS_SYMBOLS
+
+OUTLINE = dict(color=DARK_GREY, width=1)  # ≥ 3:1 on white: a light bar's edge is still seen
+# one colour, symbol, pattern and legend entry per status of analysis.explain.selection
 STATUS_NAMES = {"selected": "selected", "trigram-blocked": "skipped: trigram blocking",
                 "below-k": "below the top k", "too-short": "too short to score", "not-fed": "not fed (length limit)"}
 
@@ -50,10 +49,12 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
     keys, reasons = _statuses(summary, statuses)
     colors = [STATUS_COLORS[k] for k in keys]
     labels = np.array([f"{i + 1}" for i in range(n)], dtype=object)
-    text = [("★ " if k == "selected" else "⊘ " if k == "trigram-blocked" else "")
+    text = [(STATUS_SYMBOLS[k] + " " if STATUS_SYMBOLS[k] else "")
             + (f"{scores[i]:.3f}" if not np.isnan(scores[i]) else STATUS_NAMES[k]) for i, k in enumerate(keys)]
+    patterns = [STATUS_PATTERNS[k] for k in keys]  # statuses told apart without colour: symbol and hatching
     fig = go.Figure(go.Bar(
-        x=shown, y=labels, orientation="h", marker_color=colors, text=text, textposition="outside",
+        x=shown, y=labels, orientation="h", marker=dict(color=colors, pattern=dict(shape=patterns, fgcolor=BLACK), line=OUTLINE),
+        text=text, textposition="outside",
         customdata=np.array([[plotly_text(preview(s, 48)), "<br>".join(plotly_text(line) for line in textwrap.wrap(r, 48))]
                              for s, r in zip(summary.sentences, reasons)],  # lines of ≤ 48: a long hover was cut off
                             dtype=object),
@@ -61,7 +62,9 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
         showlegend=False))
     for k in dict.fromkeys(keys):  # legend only: one empty trace per status present
         fig.add_trace(go.Bar(x=np.array([], dtype=np.float32), y=np.array([], dtype=object), orientation="h",
-                             marker_color=STATUS_COLORS[k], name=STATUS_NAMES[k], showlegend=True))
+                             marker=dict(color=STATUS_COLORS[k], pattern=dict(shape=STATUS_PATTERNS[k], fgcolor=BLACK),
+                                         line=OUTLINE),
+                             name=_named(k), showlegend=True))
     fig.update_layout(title="Sentence scores", height=height or max(240, 26 * n + 110),
                       margin=dict(l=10, r=40, t=70, b=10), showlegend=True,
                       legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0, font=dict(size=11)))
@@ -70,39 +73,45 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
     return fig
 
 
+def _named(k: str) -> str:
+    """A status's name with its symbol: ``★ selected``."""
+    return f"{STATUS_SYMBOLS[k]} {STATUS_NAMES[k]}".strip()
+
+
 def legend_html() -> str:
-    """The status colours as a line of chips (for the document view)."""
+    """The status colours and symbols as a line of chips (for the document view)."""
     chip = "display:inline-block; padding:0 6px; margin-right:8px; border-left: 4px solid {c};"
-    return "".join(f'<span style="{chip.format(c=STATUS_COLORS[k])}">{html.escape(STATUS_NAMES[k])}</span>'
+    return "".join(f'<span style="{chip.format(c=STATUS_COLORS[k])}">{html.escape(_named(k))}</span>'
                    for k in STATUS_COLORS)
 
 
 def document_html(summary, statuses=None) -> str:
     """The document, one sentence a line, numbered from 1 and shaded by score; the left border
-    coloured by status (selected bold with a ★); the reason in the tooltip and, for sentences
+    coloured by status and the status in words after the score (selected bold with a ★), so it reads
+    without colour and to a screen reader; the reason in the tooltip and, for sentences
     skipped by trigram blocking, written out; ⁺ after the score of a sentence past the input length
     the scorer was trained on. All user text is HTML-escaped."""
     keys, reasons = _statuses(summary, statuses)
     rows = []
     for i, sent in enumerate(summary.sentences):
         score, key = summary.scores[i], keys[i]
-        alpha = 0.0 if score is None else 0.08 + 0.5 * float(score)
-        style = (f"background: rgba(31,119,180,{alpha:.2f}); padding: 2px 4px; border-radius: 3px; "
+        alpha = 0.0 if score is None else 0.08 + (SHADE_MAX - 0.08) * float(score)
+        style = (f"background: rgba({SHADE[0]},{SHADE[1]},{SHADE[2]},{alpha:.2f}); padding: 2px 4px; border-radius: 3px; "
                  f"border-left: 4px solid {STATUS_COLORS[key]};")
         if key == "selected":
             style += " font-weight: 600;"
         if key == "not-fed":
-            style += " color: #888; text-decoration: line-through;"
+            style += f" color: {MUTED_TEXT}; text-decoration: line-through;"
         if key == "too-short":
-            style += " color: #888;"
-        tag = "★ " if key == "selected" else ""
+            style += f" color: {MUTED_TEXT};"
+        tag = f"{STATUS_SYMBOLS[key]} " if STATUS_SYMBOLS[key] else ""
         score_txt = "—" if score is None else f"{score:.2f}"
         if i in summary.past_training:  # its sentence position was never seen in training
             score_txt += " ⁺"
-        note = (f' <span style="color:#b35900; font-size: 0.85em;">({html.escape(reasons[i])})</span>'
+        note = (f' <span style="color:{NOTE_TEXT}; font-size: 0.85em;">({html.escape(reasons[i])})</span>'
                 if key == "trigram-blocked" else "")
         rows.append(f'<div style="margin: 2px 0; {style}" title="{html.escape(reasons[i])}">'
-                    f'<span style="color:#666; font-size: 0.8em;">{i + 1} · {score_txt}</span> '
+                    f'<span style="color:{TEXT}; font-size: 0.8em;">{i + 1} · {score_txt} · {STATUS_NAMES[key]}</span> '
                     f'{tag}{html.escape(sent)}{note}</div>')
     return "\n".join(rows)
 

@@ -21,8 +21,7 @@ PATCH_CAPTION = ("Activation patching (causal mediation analysis: Vig et al. 202
 GROUPS = {"position": "position row", "vector": "sentence vector", "bert_embeddings": "BERT layers",
           "bert_layer": "BERT layers", "encoder_layer": "encoder layers", "encoder_head": "encoder heads",
           "all": "all", "none": "none"}
-GROUP_COLORS = {"position row": "#e8432e", "sentence vector": "#1f77b4", "BERT layers": "#2ca02c",
-                "encoder layers": "#9467bd", "encoder heads": "#c5b0d5", "all": "#7f7f7f", "none": "#c7c7c7"}
+from .palette import DARK_GREY, GROUP_COLORS
 
 
 def _grid(values: np.ndarray, part: str, name: str, coloraxis: str) -> go.Heatmap:
@@ -53,7 +52,7 @@ def change_maps(bert: np.ndarray, inter: np.ndarray) -> go.Figure:
 
 
 def head_patching_map(fractions: np.ndarray, sentence: str = "") -> go.Figure:
-    """Fraction restored by patching each BERT head [L, H] (red-blue, centred on 0; NaN = the
+    """Fraction restored by patching each BERT head [L, H] (orange-blue, centred on 0; NaN = the
     score did not change)."""
     title = f"{PATCH_TITLE}: BERT heads" + (f" · {sentence}" if sentence else "")
     return head_map(np.asarray(fractions, dtype=np.float32), title, part="BERT", name="fraction restored",
@@ -73,8 +72,8 @@ def component_bars(labels: np.ndarray, fractions: np.ndarray, kinds: np.ndarray,
         if m.any():
             fig.add_trace(go.Bar(x=fractions[m], y=labels[m], orientation="h", name=group, marker_color=color,
                                  hovertemplate="%{y}<br>fraction restored %{x:.3f}<extra></extra>"))
-    fig.add_vline(x=0.0, line_color="#444", line_width=1)
-    fig.add_vline(x=1.0, line_dash="dot", line_color="#444", line_width=1)
+    fig.add_vline(x=0.0, line_color=DARK_GREY, line_width=1)
+    fig.add_vline(x=1.0, line_dash="dot", line_color=DARK_GREY, line_width=1)
     fig.update_layout(title=PATCH_TITLE + (f" · {sentence}" if sentence else ""), barmode="overlay",
                       height=max(320, 22 * len(labels) + 160), margin=dict(l=10, r=10, t=80, b=10),
                       legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"))

@@ -1,0 +1,140 @@
+"""Colour that does not depend on seeing red against green, and text that meets WCAG 2.2 AA contrast.
+
+Every colour the figures use comes from viz/palette.py (a scan of the source checks that); here
+the colours that mean different things in one figure are simulated for deuteranopia, protanopia
+and tritanopia (Machado et al. 2009 at full severity, colorspacious) and must stay apart by
+ΔE ≥ 15 in CAM02-UCS (about 10 just-noticeable differences; Okabe & Ito's blue and orange are
+~50 apart), and every sequential colour scale must stay monotone in lightness J' under each
+simulation, so it reads as "more" to everyone. The browser half (axe-core, keyboard, screen
+reader names) is in tests/test_browser_accessibility.py."""
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from plotly.colors import get_colorscale, sample_colorscale
+
+from viz import palette as P
+
+ROOT = Path(__file__).resolve().parents[1]
+MIN_DELTA_E = 15.0
+VISIONS = {"normal": None, **{t: {"name": "sRGB1+CVD", "cvd_type": t, "severity": 100}
+                              for t in ("deuteranomaly", "protanomaly", "tritanomaly")}}
+
+
+def rgb1(colour: str) -> np.ndarray:
+    """'#RRGGBB' or 'rgb(r, g, b)' → sRGB in [0, 1]."""
+    if colour.startswith("#"):
+        return np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.float64) / 255
+    return np.array([float(x) for x in re.findall(r"[\d.]+", colour)[:3]], dtype=np.float64) / 255
+
+
+def seen(colours, vision: str) -> np.ndarray:
+    """CAM02-UCS coordinates (J', a', b') of the colours as a person with ``vision`` sees them."""
+    from colorspacious import cspace_convert
+
+    x = np.array([rgb1(c) for c in colours])
+    if VISIONS[vision] is not None:
+        x = np.clip(cspace_convert(x, VISIONS[vision], "sRGB1"), 0, 1)
+    return cspace_convert(x, "sRGB1", "CAM02-UCS")
+
+
+@pytest.mark.parametrize("meaning", list(P.MEANINGS))
+def test_colours_of_different_meaning_stay_apart_for_every_colour_vision(meaning):
+    colours = P.MEANINGS[meaning]
+    for vision in VISIONS:
+        j = seen(colours, vision)
+        for (a, ca), (b, cb) in itertools.combinations(enumerate(colours), 2):
+            d = float(np.linalg.norm(j[a] - j[b]))
+            assert d >= MIN_DELTA_E, f"{meaning}: {ca} and {cb} are ΔE {d:.1f} apart for {vision}"
+
+
+def test_red_against_green_fails_the_check():
+    """The check can fail: the Why page's old pair (green raised, red lowered), far apart for most
+    people, is too close for deuteranopes."""
+    assert np.linalg.norm(np.subtract(*seen(["#16963C", "#D62728"], "deuteranomaly"))) < MIN_DELTA_E
+    assert np.linalg.norm(np.subtract(*seen(["#16963C", "#D62728"], "normal"))) > MIN_DELTA_E
+
+
+def lightness(scale, vision: str, n: int = 33) -> np.ndarray:
+    return seen(sample_colorscale(scale, np.linspace(0, 1, n).tolist()), vision)[:, 0]
+
+
+@pytest.mark.parametrize("name", P.SEQUENTIAL + P.MASK_SCALES)
+def test_sequential_scales_are_monotone_in_lightness_for_every_colour_vision(name):
+    for vision in VISIONS:
+        d = np.diff(lightness(get_colorscale(name), vision))
+        assert (d > 0).all() or (d < 0).all(), f"{name} for {vision}: lightness goes up and down"
+
+
+def test_the_diverging_scale_darkens_evenly_from_its_centre_and_its_halves_stay_apart():
+    for vision in VISIONS:
+        j = lightness(P.DIVERGING, vision)
+        assert (np.diff(j[:17]) > 0).all() and (np.diff(j[16:]) < 0).all(), vision
+        lo, hi = seen([P.DIVERGING[1][1], P.DIVERGING[-2][1]], vision)
+        assert np.linalg.norm(lo - hi) >= MIN_DELTA_E, vision
+    assert lightness("Jet", "normal").argmax() not in (0, 32)  # the check sees a scale that is not monotone
+
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG 2.2 contrast ratio of two sRGB colours."""
+    def lum(c):
+        x = rgb1(c)
+        x = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+        return float(x @ [0.2126, 0.7152, 0.0722])
+
+    a, b = sorted((lum(fg), lum(bg)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def over_white(rgb: tuple[int, int, int], alpha: float) -> str:
+    return "#%02X%02X%02X" % tuple(round(alpha * c + (1 - alpha) * 255) for c in rgb)
+
+
+def test_text_colours_meet_4_5_to_1_on_white_and_on_the_darkest_shade_they_sit_on():
+    for colour in (P.TEXT, P.MUTED_TEXT, P.NOTE_TEXT):
+        assert contrast(colour, "#FFFFFF") >= 4.5, colour
+    darkest = over_white(P.SHADE, P.SHADE_MAX)  # a sentence row with score 1
+    for colour in (P.TEXT, P.NOTE_TEXT):
+        assert contrast(colour, darkest) >= 4.5, colour
+    for rgb in (P.RAISED, P.LOWERED):  # a word shaded at its strongest (viz.explain: alpha 0.8), black text
+        assert contrast("#000000", over_white(rgb, 0.8)) >= 4.5, rgb
+    assert contrast("#888888", "#FFFFFF") < 4.5  # the grey the document used before fails
+
+
+def test_statuses_differ_without_colour_and_bars_are_outlined_at_3_to_1(trace):
+    """Each status has its own symbol and hatching (pairs all distinct), named in the legend; the
+    summary chart's bars are outlined ≥ 3:1 on white (WCAG 1.4.11: the light ones' fill is not);
+    Plotly's text colour (titles, ticks, annotations) is ≥ 4.5:1 on the white page."""
+    import plotly.io as pio
+
+    from viz import summary
+
+    marks = [(P.STATUS_SYMBOLS[k], P.STATUS_PATTERNS[k]) for k in P.STATUS_COLORS]
+    assert len(set(marks)) == len(marks)
+    fig = summary.score_bars(trace.summary)
+    for bar in fig.data:
+        assert contrast(bar.marker.line.color, "#FFFFFF") >= 3.0 and bar.marker.line.width >= 1
+    for bar in fig.data[1:]:  # the legend entries say the symbol too
+        k = next(k for k, v in summary.STATUS_NAMES.items() if bar.name.endswith(v))
+        assert bar.name.startswith(P.STATUS_SYMBOLS[k]) and bar.marker.pattern.shape == P.STATUS_PATTERNS[k]
+    assert contrast(P.STATUS_COLORS["below-k"], "#FFFFFF") < 3.0  # why the outline is needed
+    assert contrast(pio.templates["plotly"].layout.font.color, "#FFFFFF") >= 4.5
+
+
+COLOUR_LITERAL = re.compile(r"#[0-9A-Fa-f]{6}\b|#[0-9A-Fa-f]{3}\b|rgba?\(\s*\d")
+SCALE_NAME = re.compile(r"colorscale=\"(\w+?)(_r)?\"")
+
+
+def test_every_colour_in_the_figures_and_pages_comes_from_the_palette():
+    """A colour written anywhere else would escape the checks above."""
+    files = [p for d in ("viz", "ui", "pages") for p in (ROOT / d).glob("*.py") if p.name != "palette.py"]
+    files.append(ROOT / "app.py")
+    stray = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in files
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if COLOUR_LITERAL.search(line)]
+    assert not stray, "\n".join(stray)
+    scales = {m.group(1) for p in files for m in SCALE_NAME.finditer(p.read_text(encoding="utf-8"))}
+    assert scales <= set(P.SEQUENTIAL) | set(P.MASK_SCALES), scales - set(P.SEQUENTIAL) - set(P.MASK_SCALES)
