@@ -19,7 +19,7 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from ui import classroom, link, state  # noqa: E402
+from ui import a11y, classroom, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
                        examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
@@ -150,6 +150,7 @@ if trace is not None:
     st.caption(result_caption(trace, state.params(), EXAMPLES))
 with st.sidebar:
     preload_plotly()  # last: an empty 10-px chart
+    a11y.mount()  # names and keys for the charts (ui/a11y.py)
 
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:

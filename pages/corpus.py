@@ -139,7 +139,7 @@ m[4].metric("Documents/s (last run)", run.get("documents_per_s") or "–")
 
 if report.get("rouge"):
     r = report["rouge"]
-    st.subheader(f"ROUGE against the references ({r['documents']} documents)")
+    st.header(f"ROUGE against the references ({r['documents']} documents)")
     rows = [{"metric": key, "model": v["model"], f"Lead-{report['k']}": v[f"lead{report['k']}"],
              "difference": v["difference"], "95% interval": f"{v['ci95'][0]:+.2f} to {v['ci95'][1]:+.2f}"}
             for key, v in r.items() if isinstance(v, dict)]
@@ -152,7 +152,7 @@ if report["selected_position_histogram"]:
 
 heads = report.get("heads")
 if heads:
-    st.subheader("Heads over the corpus")
+    st.header("Heads over the corpus")
     part = st.radio("Encoder", list(heads), format_func={"bert": "BERT", "inter": "Sentence encoder"}.get,
                     horizontal=True, key=state.keep("corpus_part"))
     stats = heads[part]["stats"]
@@ -163,7 +163,7 @@ if heads:
                              "BERT" if part == "bert" else "Sentence encoder"), key="corpus_heads")
     st.caption(f"Mean over {heads[part]['documents']:,} documents; hover for the spread (standard deviation).")
 
-st.subheader("Documents")
+st.header("Documents")
 ok = [d for d in summaries if "error" not in d]
 if report.get("duplicate_ids"):
     st.caption("Ids used by more than one document, opened as id#2, id#3, …: " + markdown_text(", ".join(

@@ -263,7 +263,7 @@ elif view == "Switch heads off":
         for col, summary, other, title, tag in ((left, before, s, "All heads on", "dropped"),
                                                 (right, s, before, f"{len(off)} heads off", "new")):
             with col:
-                st.subheader(title)
+                st.header(title)
                 st.html("".join(f"<p>{f'<mark>{tag}</mark> ' if i not in other.selected else ''}<b>{i + 1}.</b> "
                                 f"{html.escape(summary.sentences[i])}</p>" for i in summary.selected))
         labels = np.array([sentence_label(trace, i, 40) for i in scored], dtype=object)

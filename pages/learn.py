@@ -30,19 +30,19 @@ causal = c[3].toggle("Causal mask", key=keep("causal"),
 figs = figure(step_figures, trace, layer, head, query, causal)  # shared: a class's students all see this one
 steps = attention_steps(trace, layer, head, query, causal)
 
-st.subheader("Q and K")
+st.header("Q and K")
 st.markdown(f"BERT multiplies each token's hidden vector by three learned matrices to get q, k and v. "
             f"Each of the {H} heads works in its own {dh}-dimensional slice.")
 plot(figs["q"], key="learn_q")
 plot(figs["K"], key="learn_K")
-st.subheader("1. Scores: q · kⱼ")
+st.header("1. Scores: q · kⱼ")
 st.markdown("The dot product is large when the query and a key point the same way: one number per key token.")
 plot(figs["logits"], key="learn_logits")
-st.subheader("2. Divide by √d")
+st.header("2. Divide by √d")
 st.markdown(f"With d = {dh} dimensions the dot products grow like √d; dividing by √{dh} = {np.sqrt(dh):.2f} "
             "keeps the softmax from saturating (Vaswani et al. 2017, §3.2.1).")
 plot(figs["scaled"], key="learn_scaled")
-st.subheader("3. Add the mask")
+st.header("3. Add the mask")
 if causal:
     st.markdown(f"A **decoder** adds a look-ahead mask: −10000 on every key after the query (token {query + 1}), "
                 "so it can only use what came before. BERT, an encoder, has no such mask: it reads the whole "
@@ -53,7 +53,7 @@ else:
                 "here. *Masks & positions* shows it at work in a padded batch; switch on the decoder mask "
                 "above to see a mask that hides something.")
 plot(figs["masked"], key="learn_masked")
-st.subheader("4. Softmax")
+st.header("4. Softmax")
 if causal:
     hidden = float(steps["captured"][query + 1:].sum())
     st.markdown(f"With the causal mask the weight BERT gave to later tokens ({hidden:.1%} of this row) goes to "
@@ -64,13 +64,13 @@ else:
                 f"computed (captured during the run); largest difference from our recomputation from the "
                 f"float16 q, k: **{steps['max_abs_diff']:.1e}**.")
 plot(figs["probs"], key="learn_probs")
-st.subheader("5. Weighted sum of the values")
+st.header("5. Weighted sum of the values")
 plot(figs["V"], key="learn_V")
 plot(figs["out"], key="learn_out")
 st.markdown("The outputs of all heads are concatenated and projected back to the model size; this is one "
             "of the inputs the next layer works on.")
 
-st.subheader("Where does word order come in?")
+st.header("Where does word order come in?")
 st.markdown(
     "Attention itself ignores order: shuffle the tokens and every weight stays the same. So position is "
     "**added** to the inputs. BERT adds a *learned* position embedding to each token (one row per position "
@@ -79,7 +79,7 @@ st.markdown(
     "PE(pos, 2i+1) = cos(…) to each sentence vector, so it knows sentence 1 from sentence 10. See "
     "*Masks & positions* for both tables.")
 
-st.subheader("6. A big weight is not a big contribution")
+st.header("6. A big weight is not a big contribution")
 st.markdown("The weight says how much of token j's value vector is mixed in; what arrives is α times **that "
             "vector**, f(x_j) = (x_j W_V + b_V) W_O, and some vectors are short (Kobayashi et al. 2020).")
 if st.toggle("Find such a head in this document", key="learn_sep",

@@ -28,7 +28,7 @@ if pair is not None:  # two models on one document: their summaries and every se
     cols = st.columns(2, gap="large")
     for col, name, summary in ((cols[0], params["weights"], s), (cols[1], other, b.summary)):
         with col:
-            st.subheader(name, anchor=False)
+            st.header(name, anchor=False)
             st.caption(f"{summary.weights} scorer · {Path(summary.backbone).name}")
             st.html("".join(f"<p>{'' if i in (s if summary is b.summary else b.summary).selected else '<mark>only here</mark> '}"
                             f"<b>{i + 1}.</b> {html.escape(summary.sentences[i])}</p>" for i in summary.selected))
@@ -42,10 +42,10 @@ if pair is not None:  # two models on one document: their summaries and every se
     st.divider()
 left, right = st.columns([3, 2], gap="large")
 with left:
-    st.subheader(f"{len(s.selected)} of {len(s.sentences)} sentence{'s' if len(s.sentences) != 1 else ''}")
+    st.header(f"{len(s.selected)} of {len(s.sentences)} sentence{'s' if len(s.sentences) != 1 else ''}")
     st.html("".join(f"<p><b>{i + 1}.</b> {html.escape(s.sentences[i])}</p>" for i in s.selected))  # text, not markdown
     download_row(trace, [x.status for x in statuses], lambda: report())
-    st.subheader("Document")
+    st.header("Document")
     notes = []
     if s.too_short:
         notes.append(f"{plural(len(s.too_short), 'sentence')} under 5 words "

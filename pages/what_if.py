@@ -137,7 +137,7 @@ sa, sb = cmp.summary_a, cmp.summary_b
 left, right = st.columns(2, gap="large")
 for col, name, s, other in ((left, "A: the document", sa, sb), (right, "B: edited", sb, sa)):
     with col:
-        st.subheader(name, anchor=False)
+        st.header(name, anchor=False)
         other_text = {other.sentences[j] for j in other.selected}
         st.html("".join(f"<p>{'' if s.sentences[i] in other_text else '<mark>only here</mark> '}<b>{i + 1}.</b> "
                         f"{html.escape(s.sentences[i])}</p>" for i in s.selected))
@@ -150,7 +150,7 @@ if not cmp.entered and not cmp.left:
     st.caption("The same sentences are selected in A and B.")
 
 # ---------------------------------------------------------------- aligned scores
-st.subheader("Every sentence, aligned by its text", anchor=False)
+st.header("Every sentence, aligned by its text", anchor=False)
 # as text: an empty cell would read "None" (a sentence only in one document, or too short to score)
 num = lambda x: "not scored" if x is None else f"{x:.3f}"  # noqa: E731
 table = pd.DataFrame({
@@ -167,7 +167,7 @@ table = pd.DataFrame({
 st.dataframe(table, hide_index=True, key="whatif_table")
 
 # ---------------------------------------------------------------- attention change per head
-st.subheader("Which heads' attention changed", anchor=False)
+st.header("Which heads' attention changed", anchor=False)
 st.caption(f"On the {cmp.aligned_tokens:,} tokens and {cmp.aligned_parts} sentences present in both: "
            + C.CHANGE_METHOD)
 plot(VW.change_maps(cmp.bert_change, cmp.inter_change), key="whatif_change")
@@ -194,7 +194,7 @@ with tab_b:
     head_map(trace_b, pick[0], "whatif_map_b", "whatif_map_b_plot")
 
 # ---------------------------------------------------------------- activation patching
-st.subheader("Which parts carry a sentence's change (activation patching)", anchor=False)
+st.header("Which parts carry a sentence's change (activation patching)", anchor=False)
 both = [(n, r) for n, r in enumerate(cmp.alignment) if r.kind in ("kept", "moved") and cmp.delta[n] is not None]
 patching = None
 if not both:
@@ -230,7 +230,7 @@ else:
             plot(VW.head_patching_map(patching.grid("bert_head")), key="whatif_head_patching")
 
 # ---------------------------------------------------------------- exports
-st.subheader("Export", anchor=False)
+st.header("Export", anchor=False)
 
 
 def comparison_csv() -> str:

@@ -97,7 +97,7 @@ unseen = frozenset(trace.summary.past_training)  # past the input the scorer was
 scored = [i for i in range(n) if ex["scores"][i] is not None]
 
 # ---------------------------------------------------------------- position vs content
-st.subheader("Position vs content")
+st.header("Position vs content")
 real, neutral = np.array([ex["scores"][i] for i in scored]), np.array([ex["position_score"][i] for i in scored])
 lead = min(3, len(scored))
 bias = (real - neutral)[:lead].mean()
@@ -113,7 +113,7 @@ with right:
                     for i in ex["selected"]))
 
 # ---------------------------------------------------------------- words
-st.subheader("Which words moved the score")
+st.header("Which words moved the score")
 result = (hash(params["text"]), params["k"], params["block_trigram"], params["weights"])
 if st.session_state.get("why_result") != result or st.session_state.get("why_sentence") not in scored:
     st.session_state["why_result"] = result  # a new summary: start from its first selected sentence
@@ -141,7 +141,7 @@ else:
     st.html(words)
 
 # ---------------------------------------------------------------- which explanation to trust
-st.subheader("Which explanation to trust here")
+st.header("Which explanation to trust here")
 st.caption("Delete the tokens each method ranks highest for this sentence's score (10-50% of the window's words; "
            "every [CLS] and [SEP] kept) and see how far the score falls (comprehensiveness, higher = more faithful), "
            "or keep only them (sufficiency, lower = more faithful), against 10 random orders (DeYoung et al. 2020). "

@@ -62,7 +62,7 @@ def states(page, url: str):
 
     def scoreboard():
         page.get_by_test_id("stMain").get_by_role("button", name="Run the scoreboard").click()
-        page.get_by_test_id("stMain").get_by_text("Comprehensiveness", exact=False).first.wait_for(timeout=300_000)
+        page.get_by_test_id("stMain").locator("[data-testid=stDataFrame]").last.wait_for(timeout=300_000)
         wait_idle(page)
     yield "Why: scoreboard", scoreboard
     yield "BERT attention: one head", lambda: go_to(page, "BERT attention")
@@ -79,6 +79,16 @@ def states(page, url: str):
     yield "What if: an edit", what_if
     yield "Corpus", lambda: go_to(page, "Corpus")
     yield "Learn", lambda: go_to(page, "Learn")
+
+    def student():
+        page.get_by_test_id("stSidebar").get_by_text("Class & lessons").click()
+        page.get_by_role("button", name="Start a class").click()
+        wait_idle(page)
+        link = page.get_by_test_id("stSidebar").get_by_text("?class=").first.text_content().strip()
+        page.goto(link)
+        page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+        wait_idle(page)
+    yield "a class student's view (Learn)", student
 
 
 def audit(url: str, browser) -> list[dict]:

@@ -90,7 +90,7 @@ def test_summary_page(summarizer_loaded):
     assert [b.label for b in at.get("download_button")] == ["Text .txt", "Markdown .md", "Scores .csv",
                                                            "Trace .npz", "Report .html"]
     assert at.get("html")                               # the shaded document
-    assert "2 of" in at.subheader[0].value
+    assert "2 of" in at.header[0].value
 
 
 def test_example_picker_and_results_survive_page_switches(summarizer_loaded):

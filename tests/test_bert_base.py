@@ -224,7 +224,7 @@ def test_two_models_side_by_side(app_with, presumm_model, summarizer):
     at = summarize(new_app(), SHORT)
     shipped = shipped_weights()[0]
     at.selectbox(key="summary_other:paper").set_value(shipped).run()
-    assert not at.exception and [h.value for h in at.subheader][:2] == ["paper", shipped]
+    assert not at.exception and [h.value for h in at.header][:2] == ["paper", shipped]
     chart = json.loads(spec(next(c for c in charts(at) if c.key == "summary_side_by_side")))
     a, b = presumm_model.summarize(SHORT), summarizer.summarize(SHORT)
     assert [d["name"] for d in chart["data"]] == ["paper", shipped]

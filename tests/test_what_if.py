@@ -44,7 +44,7 @@ def test_an_edit_shows_both_summaries_scores_heads_and_patching(summarizer):
     assert at.session_state["whatif_edits"] == ["move:1:end"]
     next(b for b in at.button if b.label == "Link to this view").click().run()
     assert json.loads(at.query_params["edits"]) == ["move:1:end"]  # the link carries the edits, not the text
-    assert [h.value for h in at.subheader][:2] == ["A: the document", "B: edited"]
+    assert [h.value for h in at.header][:2] == ["A: the document", "B: edited"]
     table = at.dataframe[0].value
     moved = table[table["A #"] == "1"].iloc[0]
     assert moved["change"] == "moved" and moved["B #"] == str(len(table))   # the lead is now last

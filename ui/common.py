@@ -23,6 +23,7 @@ import pandas  # noqa: F401  imported here, once: plotly looks pandas up in sys.
 import streamlit as st  # started together saw it half-initialized there ("no attribute 'Series'", workshop)
 
 from ui import state
+from ui.a11y import text_alternative
 from viz.palette import SEQUENTIAL as COLORSCALES  # noqa: F401  (the pages import it from here)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -634,13 +635,15 @@ MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long doc
 def plot(fig, key: str | None = None):
     """A figure with Plotly's camera button set to the sidebar's format (PNG or SVG), a file name
     after the figure and 2× scale for slides. A figure taller than ``MAX_FIGURE_HEIGHT`` is drawn
-    whole inside a scrolling box of that height, so what follows it stays a screen away."""
+    whole inside a scrolling box of that height, so what follows it stays a screen away. Under it,
+    what it shows as text (ui.a11y.text_alternative)."""
     fmt = st.session_state.get("figure_format", "png")
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
     if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
         st.plotly_chart(fig, key=key, config=config)
-        return
-    st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
-    with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
-        st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
+    else:
+        st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
+        with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
+            st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
+    text_alternative(fig)

@@ -193,7 +193,7 @@ def pool(a: np.ndarray, n: int) -> np.ndarray:
 
 
 def blank(height: int = 10) -> go.Figure:
-    """An empty, transparent figure without axes."""
-    clear = CLEAR
+    """An empty, transparent figure without axes (``meta.decorative``: hidden from screen readers)."""
     return go.Figure(layout=dict(height=height, margin=dict(l=0, r=0, t=0, b=0), xaxis_visible=False,
-                                 yaxis_visible=False, paper_bgcolor=clear, plot_bgcolor=clear))
+                                 yaxis_visible=False, paper_bgcolor=CLEAR, plot_bgcolor=CLEAR,
+                                 meta=dict(decorative=True)))
