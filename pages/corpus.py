@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import heads as AH
-from ui import state
+from ui import a11y, state
 from ui.common import ROOT, default_model, model_arguments, plot, start_session
 from ui.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
 from viz.common import markdown_text, preview
@@ -143,7 +143,7 @@ if report.get("rouge"):
     rows = [{"metric": key, "model": v["model"], f"Lead-{report['k']}": v[f"lead{report['k']}"],
              "difference": v["difference"], "95% interval": f"{v['ci95'][0]:+.2f} to {v['ci95'][1]:+.2f}"}
             for key, v in r.items() if isinstance(v, dict)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    a11y.dataframe(pd.DataFrame(rows), "ROUGE against the references", hide_index=True)
     st.caption("F1 × 100 (rouge-score, stemmed); the interval is a bootstrap over documents of the per-document "
                "difference. Lead = the first sentences of each document.")
 
@@ -171,7 +171,7 @@ if report.get("duplicate_ids"):
 table = pd.DataFrame([{"id": d["id"], "selected": ", ".join(str(i + 1) for i in d["selected"]),
                        "is lead": d["selected"] == d.get("lead"), "first sentence": preview(d["sentences"][0], 80)}
                       for d in ok])
-st.dataframe(table, hide_index=True)
+a11y.dataframe(table, "Documents", hide_index=True)
 if report["failures"]:
     st.caption("Failures: " + "; ".join(markdown_text(f"{f['id']}: {f['reason']}") for f in report["failures"][:20]))
 

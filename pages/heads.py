@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import heads as AH
-from ui import state
+from ui import a11y, state
 from ui.common import (COLORSCALES, asked, backbone_name, get_model, head_map, model_slots, need_trace, plot,
                        run_trace, seconds_per_window, side_by_side, window_caption)
 from ui.export import frame_csv
@@ -189,7 +189,7 @@ if view == "Statistics":
     for tab, part in zip(st.tabs(["BERT heads", "Sentence-encoder heads"]), AH.PARTS):
         with tab:
             df = table(part)
-            st.dataframe(df, hide_index=True, key=f"heads_table_{part}",
+            a11y.dataframe(df, f"{part} head statistics", hide_index=True, key=f"heads_table_{part}",
                          column_config={c: st.column_config.NumberColumn(format="%.3f")
                                         for c in df.columns if df[c].dtype.kind == "f"})
             st.download_button("Download the table (.csv)", frame_csv(df), file_name=f"heads_{part}.csv",
@@ -224,13 +224,13 @@ elif view == "Importance":
         c[2].metric("Heads whose removal changes the summary",
                     f"{sum(int(ablation.selection_changed[p].sum()) for p in AH.PARTS)} of {len(ALL)}")
         top = AH.ranking(ablation.importance, 5)
-        st.dataframe(pd.DataFrame({
+        a11y.dataframe(pd.DataFrame({
             "head": [label(h) for h in top],
             "ablation |ΔL|": [ablation.importance[p][layer, h] for p, layer, h in top],
             "gradient |∂L/∂ξ|": [gradient[p][layer, h] for p, layer, h in top],
             "mean |Δ score|": [ablation.mean_abs_change[p][layer, h] for p, layer, h in top],
             "selected when off": [", ".join(str(i + 1) for i in ablation.selected_after[p][layer][h])
-                                  for p, layer, h in top]}), hide_index=True, key="heads_top")
+                                  for p, layer, h in top]}), "The most important heads", hide_index=True, key="heads_top")
         st.caption("Selected with every head on: sentences " + ", ".join(str(i + 1) for i in ablation.selected) + ".")
     head_viewer()
 
@@ -297,6 +297,6 @@ else:  # what fine-tuning changed
             rows.append({"statistic": AH.BERT_STATS[n], "largest change": label(("bert", layer, head)),
                          "shipped": stats["bert"][n][layer, head], "backbone": backbone[n][layer, head],
                          **{f"mean |Δ| layer {i + 1}": np.abs(d[i]).mean() for i in range(L)}})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="heads_ft_table")
+        a11y.dataframe(pd.DataFrame(rows), "What fine-tuning changed", hide_index=True, key="heads_ft_table")
         changed = [i + 1 for i in range(L) if any(np.abs(stats["bert"][n][i] - backbone[n][i]).max() > 0 for n in backbone)]
         st.caption(f"Layers whose statistics differ on this document: {', '.join(map(str, changed)) or 'none'}.")

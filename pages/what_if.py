@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import compare as C
-from ui import state
+from ui import a11y, state
 from ui.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
                        trace_cache, window_caption, examples)
 from ui.export import frame_csv
@@ -164,7 +164,7 @@ table = pd.DataFrame({
     "sentence": [" → ".join(d.sentences[i] for d, i in ((sa, r.a), (sb, r.b)) if i is not None)
                  if r.kind == "replaced" else (sa.sentences[r.a] if r.a is not None else sb.sentences[r.b])
                  for r in cmp.alignment]})
-st.dataframe(table, hide_index=True, key="whatif_table")
+a11y.dataframe(table, "Every sentence, aligned", hide_index=True, key="whatif_table")
 
 # ---------------------------------------------------------------- attention change per head
 st.header("Which heads' attention changed", anchor=False)

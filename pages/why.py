@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from model.summarizer import CONTROL
-from ui import state
+from ui import a11y, state
 from ui.common import asked, get_model, model_slots, need_trace, plot, seconds_per_window
 from viz import explain as E
 from viz.common import preview
@@ -180,7 +180,7 @@ if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
              "sufficiency ↓": round(v["aopc_sufficiency"], 3),
              "comp. − suff. ↑": round(M.faithfulness_gap(v), 3)}
             for scope, entry in b["scopes"].items() for m, v in entry.items()]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    a11y.dataframe(rows, "Which explanation to trust", hide_index=True, width="stretch")
     spread = "; ".join(f"{M.SCOPES[scope].split(' (')[0]}: "
                        f"{e['random']['aopc_comprehensiveness_std'] + e['random']['aopc_sufficiency_std']:.3f}"
                        for scope, e in b["scopes"].items() if "random" in e)

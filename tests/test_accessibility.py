@@ -17,31 +17,10 @@ import numpy as np
 import pytest
 from plotly.colors import get_colorscale, sample_colorscale
 
+from scripts.accessibility import MIN_DELTA_E, VISIONS, rgb1, seen
 from viz import palette as P
 
 ROOT = Path(__file__).resolve().parents[1]
-MIN_DELTA_E = 15.0
-VISIONS = {"normal": None, **{t: {"name": "sRGB1+CVD", "cvd_type": t, "severity": 100}
-                              for t in ("deuteranomaly", "protanomaly", "tritanomaly")}}
-
-
-def rgb1(colour: str) -> np.ndarray:
-    """'#RRGGBB' or 'rgb(r, g, b)' → sRGB in [0, 1]."""
-    if colour.startswith("#"):
-        return np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.float64) / 255
-    return np.array([float(x) for x in re.findall(r"[\d.]+", colour)[:3]], dtype=np.float64) / 255
-
-
-def seen(colours, vision: str) -> np.ndarray:
-    """CAM02-UCS coordinates (J', a', b') of the colours as a person with ``vision`` sees them."""
-    from colorspacious import cspace_convert
-
-    x = np.array([rgb1(c) for c in colours])
-    if VISIONS[vision] is not None:
-        x = np.clip(cspace_convert(x, VISIONS[vision], "sRGB1"), 0, 1)
-    return cspace_convert(x, "sRGB1", "CAM02-UCS")
-
-
 @pytest.mark.parametrize("meaning", list(P.MEANINGS))
 def test_colours_of_different_meaning_stay_apart_for_every_colour_vision(meaning):
     colours = P.MEANINGS[meaning]

@@ -139,7 +139,7 @@ def test_every_page_in_chromium(server, browser, shots):
 
 
 HOVER_CELL = """([row, col]) => {
-  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.layout && g.layout.meta);
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.layout && g.layout.meta && g.layout.meta.relay);
   gd.scrollIntoView({block: 'center'});
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
   return [box.left + xa._offset + xa.c2p(col), box.top + ya._offset + ya.c2p(row)];
@@ -363,10 +363,14 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     assert ticks[0]["y"] == n_sentences, ticks                              # the score chart: one label per sentence
     offline.close()
     # the camera button of a figure, as SVG
+    idle(page)  # the download buttons' reruns
     page.get_by_test_id("stSidebar").get_by_text("Figure downloads").click()
     page.get_by_test_id("stSidebar").get_by_text("SVG", exact=True).click()
     idle(page)
     fig = main.locator(".js-plotly-plot").first
+    fig.wait_for()
+    page.wait_for_function("document.querySelector('[data-testid=stMain] .js-plotly-plot')"
+                           "._context.toImageButtonOptions.format === 'svg'", timeout=30_000)  # the rerun has reached it
     fig.hover()
     with page.expect_download(timeout=60_000) as d:
         fig.locator("[data-title='Download plot as a svg'], [data-title*='Download plot']").first.click()
