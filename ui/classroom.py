@@ -45,6 +45,7 @@ FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale",
             "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
             "whatif_edits")
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+KEEP_ENDED_S = 7 * 24 * 3600  # an ended or expired class is kept (its view emptied) this long: its link says "has ended"
 
 
 # ---------------------------------------------------------------- the class in the store (no Streamlit)
@@ -54,14 +55,21 @@ def hours() -> float:
 
 
 def start(store, view: dict, valid_hours: float | None = None) -> str:
-    """A new class showing ``view``; → its code. Expired classes go."""
+    """A new class showing ``view``; → its code. Classes ended more than KEEP_ENDED_S ago go."""
     code = "".join(secrets.choice(CODE_LETTERS) for _ in range(6))
     now = time.time()
-    store.run("DELETE FROM classes WHERE expires < ?", (now,), False,
+    store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
               ("DELETE FROM attendance WHERE code NOT IN (SELECT code FROM classes)", ()),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
                                                        now + 3600 * (valid_hours or hours()))))
     return code
+
+
+def end(store, code: str) -> None:
+    """End the class for everyone: it expires now and forgets the teacher's view (the document's
+    id); its version file goes, so following browsers see it gone (and say so)."""
+    store.run("UPDATE classes SET state = ?, expires = ? WHERE code = ?", ("{}", time.time() - 1, code))
+    static_file(code).unlink(missing_ok=True)
 
 
 def publish(store, code: str, view: dict) -> None:
@@ -97,12 +105,12 @@ def version(store, code: str) -> int | None:
 
 
 def lookup(store, code: str) -> tuple[dict, int] | str:
-    """(the teacher's view, its version), or why not: "expired" or "unknown"."""
+    """(the teacher's view, its version), or why not: "ended" (ended or expired) or "unknown"."""
     rows = store.run("SELECT state, version, expires FROM classes WHERE code = ?", (code,), True)
     if not rows:
         return "unknown"
     text, v, expires = rows[0]
-    return "expired" if expires < time.time() else (json.loads(text), v)
+    return "ended" if expires < time.time() else (json.loads(text), v)
 
 
 def seen(store, code: str, session: str, following: bool) -> None:
@@ -188,7 +196,7 @@ def join_from_url(store) -> None:
     if isinstance(found, str):
         from viz.common import markdown_text
 
-        st.warning(f"Class {markdown_text(code[:12])} " + ("has ended: its link has expired." if found == "expired"
+        st.warning(f"Class {markdown_text(code[:12])} " + ("has ended." if found == "ended"
                                                            else "does not exist on this server.")
                    + " You can explore on your own.", icon=":material/school:")
         return
@@ -254,6 +262,8 @@ export default function(component) {
       if (r.ok && window.__microscopeFollow === me) {
         const v = (await r.json()).v;
         if (v !== sent) { sent = v; setTriggerValue('moved', v); }
+      } else if (r.status === 404 && sent !== 'gone' && window.__microscopeFollow === me) {
+        sent = 'gone'; setTriggerValue('moved', 'gone');  // ended or expired: the session says so
       }
     } catch (e) { /* the next poll tries again */ }
     setTimeout(poll, data.every);
@@ -272,7 +282,7 @@ def static_file(code: str) -> Path:
 def mirror(code: str, v: int | None) -> None:
     """The class's version where the students' browsers look for it (written atomically)."""
     STATIC.mkdir(parents=True, exist_ok=True)
-    tmp = STATIC / f".{code}.{os.getpid()}.tmp"
+    tmp = STATIC / f".{code}.{uuid.uuid4().hex}.tmp"  # one per call: threads of one process publish at once
     tmp.write_text(json.dumps({"v": v}))
     os.replace(tmp, static_file(code))
 
@@ -288,10 +298,14 @@ def mirrors(store) -> bool:
         known = {}
         while True:
             try:
-                for code, v in store.run("SELECT code, version FROM classes WHERE expires >= ?", (time.time(),), True):
+                live = dict(store.run("SELECT code, version FROM classes WHERE expires >= ?", (time.time(),), True))
+                for code, v in live.items():
                     if known.get(code) != v or not static_file(code).exists():
                         mirror(code, v)
                         known[code] = v
+                for code in set(known) - set(live):  # ended or expired: its file goes
+                    static_file(code).unlink(missing_ok=True)
+                    del known[code]
             except Exception:  # noqa: BLE001  a failed read: the next round tries again
                 pass
             time.sleep(POLL_PROXIED_S)
@@ -326,6 +340,8 @@ def follow(store) -> None:
         return
     mirrors(store)
     heartbeat(store, code)
+    if st.query_params.get("class") != code:  # a reload (F5) or a restart keeps the student in the class
+        st.query_params["class"] = code
     if version(store, code) is None:
         st.warning(f"Class {code} has ended.")
         return
@@ -374,7 +390,13 @@ def teacher_panel(store, url: str) -> None:
     who_is_here(store, code)
     st.code(link, language=None)
     st.image(qr_png(link), width=160)
-    st.button("End the class", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
+    st.button("End the class", key="class_end", on_click=end_mine, args=(store, code),
+              help="Ends it for every student too; its link then says it has ended.")
+
+
+def end_mine(store, code: str) -> None:
+    end(store, code)
+    st.session_state.pop(TEACHING, None)
 
 
 @st.fragment(run_every=SEEN_S)

@@ -623,10 +623,12 @@ def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
     clicked = _head_relay(key=f"{key}_relay", on_head_change=lambda: None).head
     if clicked is not None:
         st.session_state[key] = None if clicked == "mean" else int(clicked) - 1
+    st.session_state.setdefault(key, 0)  # there from the first draw: a class counts a later pick as a change
     head = st.session_state.get(state.keep(key), 0)
     from viz.attention import token_heatmap
 
-    plot(figure(token_heatmap, trace, layer, head, **kwargs), key=plot_key)
+    teaching = bool(st.session_state.get("class_teaching"))  # ui.classroom.TEACHING: students follow the head
+    plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
 
 
 MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long document) scrolls in a box this high

@@ -48,7 +48,7 @@ PREVIEW_CELLS = 160  # the heads not shown ride along block-averaged to at most 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
                   scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS,
-                  what: str = "weight") -> go.Figure:
+                  what: str = "weight", relay: bool = False) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across. ``what`` the maps hold, as
     the hover, colour bar and title say it ("weight"; e.g. "norm-weighted share").
 
@@ -59,7 +59,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     more than ``preview_cells`` tokens the other maps are previews: block means of k × k tokens
     as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
     hovered as previews; the page then asks the server for the head a button showed, exactly
-    (``layout.meta = {"relay": "head"}``, ``ui.common.head_map``). ``preview_cells=None``
+    (``layout.meta = {"relay": "head"}``, ``ui.common.head_map``; ``relay=True``: also when every
+    map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
     sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
     a light page: at 470 tokens their entropy alone is 1.4-1.9 MB (benchmarks/README.md).
     """
@@ -96,7 +97,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     # title in the middle of the top margin, where the buttons are)
     fig.update_layout(title=dict(text=titles[head], y=1, yref="container", yanchor="top", pad=dict(t=10)),
                       height=height, margin=dict(l=130, r=10, t=60 + 32 * len(rows), b=130),
-                      shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 else None,
+                      shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 or relay else None,
                       updatemenus=head_menus(rows, head, order, titles, height - 130 - 60 - 32 * len(rows)),
                       annotations=[dict(text="head", x=0, xanchor="right", y=1.0, yanchor="bottom",
                                         xref="paper", yref="paper", showarrow=False, yshift=8)])

@@ -127,12 +127,17 @@ _AUTOLINK = re.compile(r"(?i)(://|\bwww\.|@)")  # what GFM turns into a link: UR
 JOINER = "\u2060"  # WORD JOINER: invisible, and no autolink survives it
 
 
+# what model.summarizer.CONTROL blanks in a document (control characters, bidi overrides and
+# isolates), blanked too in any other text a message shows (a link's parameters)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+
+
 def markdown_text(text: str) -> str:
     """Text as Streamlit shows it literally in a widget label or option, a caption, a message:
     every Markdown, LaTeX and colour-directive character backslash-escaped (CommonMark escapes any
     ASCII punctuation), and an invisible word joiner inside "://", "www." and "@", which Streamlit
-    would otherwise turn into live links even when escaped."""
-    text = _AUTOLINK.sub(lambda m: m[0][:1] + JOINER + m[0][1:], str(text))
+    would otherwise turn into live links even when escaped. Control and bidi characters are blanked."""
+    text = _AUTOLINK.sub(lambda m: m[0][:1] + JOINER + m[0][1:], CONTROL.sub(" ", str(text)))
     return _MARKDOWN.sub(r"\\\1", text)
 
 
