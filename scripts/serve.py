@@ -65,6 +65,7 @@ http {{
       proxy_set_header Connection $connection_upgrade;
       proxy_set_header Host $host;
       proxy_set_header X-Microscope-Proxy nginx;  # the class version file is ours to serve: read it often
+      proxy_set_header X-Real-IP $remote_addr;  # who is asking (ui.classroom throttles wrong passwords per client)
       proxy_read_timeout 1d;
       add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax" always;
     }}

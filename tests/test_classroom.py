@@ -286,3 +286,46 @@ def test_ending_a_class_ends_it_for_everyone_and_a_student_keeps_the_class_in_th
     odd = joined("AB\u202eCD")
     shown = " ".join(w.value for w in odd.warning)
     assert "\u202e" not in shown and "does not exist" in shown
+
+
+def test_wrong_tries_wait_longer_each_time_and_a_right_one_clears_them():
+    t = C.Throttle()
+    for n in range(1, 10):
+        t.wrong(("client", "x"))
+        assert t.wait(("client", "x")) == pytest.approx(min(2.0 ** n, C.MAX_WAIT_S), abs=0.5)
+    assert t.wait(("client", "y")) == 0  # another client is not held up
+    t.right(("client", "x"))
+    assert t.wait(("client", "x")) == 0
+
+
+def test_a_teacher_leads_again_from_another_browser_and_students_hear_when_the_teacher_is_away(summarizer,
+                                                                                              monkeypatch):
+    """Issue 40: a closed tab orphaned the class, and the password could be tried without limit."""
+    monkeypatch.setenv("MICROSCOPE_TEACHER_PASSWORD", "owl")
+    C.THROTTLE.failed.clear()
+    teacher = summarize(new_app(), SHORT)
+    teacher.text_input(key="class_password").set_value("owl")
+    button(teacher, "class_start").click().run()
+    code, key = teacher.session_state[C.TEACHING], teacher.session_state[C.RESUME]
+    assert any(c.value == key for c in teacher.get("code"))  # shown when the class starts
+    student = joined(code)
+    assert not any("away" in c.value for c in student.caption)
+    teacher_store().run("UPDATE attendance SET seen = ? WHERE code = ? AND session = ?",  # the tab closed
+                        (time.time() - 600, code, C.TEACHER_SEAT))
+    student.run()
+    assert any("teacher has been away for 10 min" in c.value for c in student.caption)
+
+    other = new_app()  # another browser
+    other.text_input(key="class_resume_code").set_value(code.lower())
+    other.text_input(key="class_resume_key_in").set_value("not the key")
+    other.text_input(key="class_resume_password").set_value("owl")
+    button(other, "class_resume").click().run()
+    assert "wrong" in other.error[0].value and C.TEACHING not in other.session_state
+    other.text_input(key="class_resume_key_in").set_value(key)
+    button(other, "class_resume").click().run()  # at once: the right key waits its turn too
+    assert "try again in" in other.error[0].value and C.TEACHING not in other.session_state
+    time.sleep(2.1)
+    button(other, "class_resume").click().run()
+    assert other.session_state[C.TEACHING] == code and not other.exception
+    student.run()  # the teacher's page is open again: no notice
+    assert not any("away" in c.value for c in student.caption)

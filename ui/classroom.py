@@ -19,7 +19,9 @@ MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import logging
 import io
 import json
 import os
@@ -45,6 +47,9 @@ FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale",
             "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
             "whatif_edits")
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+TEACHER_SEAT = ""  # the teacher's row in attendance (students' sessions are uuid hex): when last seen
+AWAY_S = 120.0  # a teacher unseen this long is "away" (tab closed, laptop asleep): students are told
+MAX_WAIT_S = 300.0  # the longest wait a run of wrong passwords or resume keys earns
 KEEP_ENDED_S = 7 * 24 * 3600  # an ended or expired class is kept (its view emptied) this long: its link says "has ended"
 
 
@@ -120,9 +125,55 @@ def seen(store, code: str, session: str, following: bool) -> None:
 
 def attendance(store, code: str) -> tuple[int, int]:
     """(students connected, of them following the teacher)."""
-    rows = store.run("SELECT COUNT(*), COALESCE(SUM(following), 0) FROM attendance WHERE code = ? AND seen >= ?",
-                     (code, time.time() - 3 * SEEN_S), True)
+    rows = store.run("SELECT COUNT(*), COALESCE(SUM(following), 0) FROM attendance WHERE code = ? AND seen >= ? "
+                     "AND session <> ?", (code, time.time() - 3 * SEEN_S, TEACHER_SEAT), True)
     return int(rows[0][0]), int(rows[0][1])
+
+
+def new_resume_key(store, code: str) -> str:
+    """A key that lets its holder lead ``code`` again from any browser (only its hash is stored)."""
+    key = secrets.token_urlsafe(9)
+    store.run("INSERT INTO leaders VALUES (?, ?) ON CONFLICT(code) DO UPDATE SET key_hash = excluded.key_hash",
+              (code, hashlib.sha256(key.encode()).hexdigest()))
+    return key
+
+
+def may_lead(store, code: str, key: str) -> bool:
+    rows = store.run("SELECT key_hash FROM leaders WHERE code = ?", (code,), True)
+    return bool(rows) and hmac.compare_digest(rows[0][0], hashlib.sha256(key.encode()).hexdigest())
+
+
+def teacher_away(store, code: str) -> float | None:
+    """Seconds since the teacher's page last said "still here", when over AWAY_S; else None."""
+    rows = store.run("SELECT seen FROM attendance WHERE code = ? AND session = ?", (code, TEACHER_SEAT), True)
+    gone = time.time() - rows[0][0] if rows else 0.0
+    return gone if gone > AWAY_S else None
+
+
+class Throttle:
+    """Wrong passwords and resume keys: after each wrong try from a client (or at a class) the
+    next is refused for 2, 4, 8 … seconds (at most MAX_WAIT_S), and the try is logged. In this
+    process: each app process behind nginx counts its own (the sticky cookie keeps a browser on one)."""
+
+    def __init__(self):
+        self.failed: dict[tuple, tuple[int, float]] = {}
+
+    def wait(self, *who: tuple) -> float:
+        now = time.time()
+        return max([self.failed.get(w, (0, 0.0))[1] - now for w in who] + [0.0])
+
+    def wrong(self, *who: tuple) -> None:
+        for w in who:
+            n = self.failed.get(w, (0, 0.0))[0] + 1
+            self.failed[w] = (n, time.time() + min(2.0 ** n, MAX_WAIT_S))
+        logging.getLogger("microscope").warning("class: wrong password or resume key from %s", who)
+
+    def right(self, *who: tuple) -> None:
+        for w in who:
+            self.failed.pop(w, None)
+
+
+THROTTLE = Throttle()
 
 
 # ---------------------------------------------------------------- lessons
@@ -166,9 +217,15 @@ def script_of(page: str) -> str:
 
 # ---------------------------------------------------------------- in the app (Streamlit)
 
-TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED = (
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME = (
     "class_teaching", "class_joined", "class_following", "class_applied", "class_pending", "class_session",
-    "class_step", "class_moved")
+    "class_step", "class_moved", "class_resume_key")
+
+
+def client() -> str:
+    """Who is asking: the address nginx saw (scripts/serve.py), else the socket's."""
+    return (st.context.headers.get("X-Real-IP") if st.context.headers.get(PROXIED) else None) or \
+        str(getattr(st.context, "ip_address", None) or "unknown")
 
 
 def my_view(page: str) -> dict | None:
@@ -360,8 +417,18 @@ def follow(store) -> None:
 
 @st.fragment(run_every=SEEN_S)
 def heartbeat(store, code: str) -> None:
-    """"Still here", for the teacher's count (a fragment every SEEN_S, nothing drawn)."""
+    """"Still here", for the teacher's count (a fragment every SEEN_S); says when the teacher is away."""
     seen(store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False))
+    away = teacher_away(store, code)
+    if away is not None:
+        st.caption(f":material/schedule: The teacher has been away for {away / 60:.0f} min: you keep the last "
+                   "step, and following goes on when they are back.")
+
+
+@st.fragment(run_every=SEEN_S)
+def lead_heartbeat(store, code: str) -> None:
+    """The teacher's page is open: "still here", so students are not told the teacher is away."""
+    seen(store, code, TEACHER_SEAT, True)
 
 
 def teacher_panel(store, url: str) -> None:
@@ -373,12 +440,19 @@ def teacher_panel(store, url: str) -> None:
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
-            if secret and not hmac.compare_digest((given or "").encode(), secret.encode()):
+            who = (("client", client()),)
+            if THROTTLE.wait(*who) > 0:
+                st.error(f"Too many wrong passwords: try again in {THROTTLE.wait(*who):.0f} s.")
+            elif secret and not hmac.compare_digest((given or "").encode(), secret.encode()):
+                THROTTLE.wrong(*who)
                 st.error("Wrong teacher password.")
             elif state.params() is None:
                 st.error("Summarize a document first: the class starts on what you show.")
             else:
-                st.session_state[TEACHING] = start(store, {})  # the view follows at the end of this run
+                THROTTLE.right(*who)
+                code = st.session_state[TEACHING] = start(store, {})  # the view follows at the end of this run
+                st.session_state[RESUME] = new_resume_key(store, code)
+        resume_form(store, secret)
         if TEACHING not in st.session_state:
             return
         code = st.session_state[TEACHING]
@@ -387,11 +461,39 @@ def teacher_panel(store, url: str) -> None:
         st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
         return
     link = f"{url.split('?')[0].rstrip('/')}/?class={code}"
+    lead_heartbeat(store, code)
     who_is_here(store, code)
     st.code(link, language=None)
+    if st.session_state.get(RESUME):
+        st.caption("To lead this class again from another tab or browser (after a reload, a closed tab or a "
+                   "restart), keep its code and this resume key:")
+        st.code(st.session_state[RESUME], language=None)
     st.image(qr_png(link), width=160)
     st.button("End the class", key="class_end", on_click=end_mine, args=(store, code),
               help="Ends it for every student too; its link then says it has ended.")
+
+
+def resume_form(store, secret: str | None) -> None:
+    """Lead a class again: its code and resume key (and the teacher password when one is set)."""
+    with st.popover("Lead a class again", icon=":material/login:"):
+        code = st.text_input("Class code", key="class_resume_code").strip().upper()
+        key = st.text_input("Resume key", type="password", key="class_resume_key_in").strip()
+        given = st.text_input("Teacher password", type="password", key="class_resume_password") if secret else None
+        if not st.button("Lead it", key="class_resume"):
+            return
+        who = (("client", client()), ("class", code))
+        if THROTTLE.wait(*who) > 0:
+            st.error(f"Too many wrong tries: try again in {THROTTLE.wait(*who):.0f} s.")
+        elif (secret and not hmac.compare_digest((given or "").encode(), secret.encode())) or not may_lead(store, code, key):
+            THROTTLE.wrong(*who)
+            st.error("That code, key or password is wrong.")
+        elif version(store, code) is None:
+            st.error("That class has ended.")
+        else:
+            THROTTLE.right(*who)
+            st.session_state.update({TEACHING: code, RESUME: key})
+            st.session_state.pop(JOINED, None)
+            st.rerun()
 
 
 def end_mine(store, code: str) -> None:

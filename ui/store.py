@@ -27,7 +27,8 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS classes (code TEXT PRIMARY KEY, state TEXT NOT NULL, version INTEGER NOT NULL, "
     "expires DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS attendance (code TEXT NOT NULL, session TEXT NOT NULL, "
-    "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))")
+    "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))",
+    "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL)")
 
 
 def cache_folder() -> Path:
