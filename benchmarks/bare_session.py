@@ -101,7 +101,7 @@ class BareSession:
         while True:
             await asyncio.sleep(data["every"] / 1000)
             try:
-                v = json.loads(await asyncio.to_thread(self.get, f"app/static/classes/{code}.json"))["v"]
+                v = json.loads(await asyncio.to_thread(self.get, f"app/static/classes/{data['file']}.json"))["v"]
             except (OSError, ValueError, KeyError):
                 continue
             self.seen.setdefault(v, time.perf_counter())

@@ -169,13 +169,13 @@ def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, t
 LESSON = "attention_in_20_minutes"
 
 
-def watch_version(code: str, published: dict, stop: threading.Event) -> None:
+def watch_version(name: str, published: dict, stop: threading.Event) -> None:
     """When each class version reached the static file the browsers read (a thread, every 10 ms)."""
     from ui.classroom import static_file
 
     while not stop.is_set():
         try:
-            published.setdefault(json.loads(static_file(code).read_text())["v"], time.perf_counter())
+            published.setdefault(json.loads(static_file(name).read_text())["v"], time.perf_counter())
         except (OSError, ValueError, KeyError):
             pass
         stop.wait(0.01)
@@ -210,8 +210,8 @@ class Student:
 
 
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
-                       proxy_pids: list[int] = (), nice: int = 0, bare: int = 0) -> dict:
-    """The ``--follow`` rehearsal (see the module's docstring)."""
+                       proxy_pids: list[int] = (), nice: int = 0, bare: int = 0, store: str = "") -> dict:
+    """The ``--follow`` rehearsal (see the module's docstring); ``store``: the servers' MICROSCOPE_STORE."""
     from playwright.async_api import async_playwright
 
     from benchmarks.bare_session import BareSession
@@ -240,14 +240,18 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         await asyncio.sleep(idle_s)
         base = cpu(pids) - base0
         published, stop = {}, threading.Event()
-        threading.Thread(target=watch_version, args=(code, published, stop), daemon=True).start()
+        from ui.classroom import poll_name
+        from ui.store import Store
+
+        name = poll_name(Store(store), code)  # the version file's name: a random token, not the code
+        threading.Thread(target=watch_version, args=(name, published, stop), daemon=True).start()
 
         async def join_browser():
             page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
             student = Student(page=page)
 
             async def on_response(response):  # when the page's own poll read each version
-                if response.url.endswith(f"/classes/{code}.json"):
+                if response.url.endswith(f"/classes/{name}.json"):
                     t = time.perf_counter()
                     try:
                         student.seen.setdefault((await response.json())["v"], t)
@@ -397,7 +401,8 @@ def main(argv=None) -> dict:
         env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
         with Cluster(args.processes, logs, env=env) as cluster:
             result = asyncio.run(follow_class(cluster.url + "/", args.students, args.timeout, args.idle,
-                                              cluster.pids(), cluster.proxy_pids(), args.nice, args.bare))
+                                              cluster.pids(), cluster.proxy_pids(), args.nice, args.bare,
+                                              env["MICROSCOPE_STORE"]))
         report_follow(result)
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))

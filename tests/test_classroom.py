@@ -164,7 +164,8 @@ def test_a_student_follows_the_teacher_leaves_and_comes_back(summarizer, monkeyp
     teacher.switch_page("pages/bert_attention.py").run()
     teacher.session_state["bert_layer"], teacher.session_state["bert_head"] = 3, 4
     teacher.run()
-    assert json.loads(C.static_file(code).read_text())["v"] == C.version(teacher_store(), code)
+    assert json.loads(C.poll_file(teacher_store(), code).read_text())["v"] == C.version(teacher_store(), code)
+    assert not C.static_file(code).exists()  # the polled name is not the join code
     student.session_state[C.MOVED] = True  # what the browser's poll of that file sends (no JS in AppTest)
     student.run()
     assert student.title[0].value == "BERT attention" and "BERT layer 4, head 5" in charts(student)[0].proto.spec
@@ -274,7 +275,7 @@ def test_ending_a_class_ends_it_for_everyone_and_a_student_keeps_the_class_in_th
 
     button(teacher, "class_end").click().run()
     assert C.TEACHING not in teacher.session_state and C.version(teacher_store(), code) is None
-    assert not C.static_file(code).exists()  # the students' browsers see it gone
+    assert not C.poll_file(teacher_store(), code).exists()  # the students' browsers see it gone
     student.session_state[C.MOVED] = True
     student.run()
     assert any(f"Class {code} has ended" in w.value for w in student.warning)

@@ -145,7 +145,12 @@ def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
     away.get_by_role("button", name="Back to the teacher").click()
     shows(away, "Sentence encoder", timeout=60_000)
     polls = []  # one poll of the version file per page, whatever the reruns before (each used to add one)
-    away.on("request", lambda r: polls.append(r.url) if f"/classes/{code}.json" in r.url else None)
+    from ui import classroom as C
+    from ui.store import Store
+
+    name = C.poll_name(Store(cluster.store), code)  # the version file: a random token, not the code
+    assert len(name) >= 24 and code not in name
+    away.on("request", lambda r: polls.append(r.url) if f"/classes/{name}.json" in r.url else None)
     away.wait_for_timeout(4000)  # (sync Playwright delivers events while it waits)
     assert 4 <= len(polls) <= 4 / 0.5 + 2, len(polls)  # every half second behind nginx
     for page in (teacher, *students):
@@ -206,7 +211,7 @@ def test_a_bare_session_follows_a_class_through_nginx(cluster):
     view = {"page": "bert_attention", "doc": doc_id(ARTICLE), "k": 3, "tb": True, "w": None, "pickers": {},
             "lesson": None}
     code = C.start(store, view)
-    C.mirror(code, C.version(store, code))
+    C.mirror(C.poll_name(store, code), C.version(store, code))
 
     async def follow():
         student = BareSession(cluster.url, f"class={code}")

@@ -21,9 +21,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import logging
 import io
 import json
+import logging
 import os
 import secrets
 import time
@@ -65,6 +65,8 @@ def start(store, view: dict, valid_hours: float | None = None) -> str:
     now = time.time()
     store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
               ("DELETE FROM attendance WHERE code NOT IN (SELECT code FROM classes)", ()),
+              ("DELETE FROM leaders WHERE code NOT IN (SELECT code FROM classes)", ()),
+              ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
                                                        now + 3600 * (valid_hours or hours()))))
     return code
@@ -74,7 +76,7 @@ def end(store, code: str) -> None:
     """End the class for everyone: it expires now and forgets the teacher's view (the document's
     id); its version file goes, so following browsers see it gone (and say so)."""
     store.run("UPDATE classes SET state = ?, expires = ? WHERE code = ?", ("{}", time.time() - 1, code))
-    static_file(code).unlink(missing_ok=True)
+    poll_file(store, code).unlink(missing_ok=True)
 
 
 def publish(store, code: str, view: dict) -> None:
@@ -93,7 +95,7 @@ def publish(store, code: str, view: dict) -> None:
                   and all(k in pickers and pickers[k] == v for k, v in before.items()))
     store.run("UPDATE classes SET state = ?, version = version + ? WHERE code = ?",
               (text, 0 if only_added else 1, code))
-    mirror(code, version(store, code))
+    mirror(poll_name(store, code), version(store, code))
 
 
 def publish_mine(store, page: str) -> None:
@@ -133,8 +135,7 @@ def attendance(store, code: str) -> tuple[int, int]:
 def new_resume_key(store, code: str) -> str:
     """A key that lets its holder lead ``code`` again from any browser (only its hash is stored)."""
     key = secrets.token_urlsafe(9)
-    store.run("INSERT INTO leaders VALUES (?, ?) ON CONFLICT(code) DO UPDATE SET key_hash = excluded.key_hash",
-              (code, hashlib.sha256(key.encode()).hexdigest()))
+    store.run("UPDATE leaders SET key_hash = ? WHERE code = ?", (hashlib.sha256(key.encode()).hexdigest(), code))
     return key
 
 
@@ -299,7 +300,7 @@ def teacher_view(store, code: str) -> dict | None:
     return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True}
 
 
-# A student's browser asks for a tiny static file, the class's version (app/static/classes/CODE.json,
+# A student's browser asks for a tiny static file, the class's version (app/static/classes/TOKEN.json,
 # from nginx or Streamlit's static serving) every ``every`` ms; only when it moved does it wake its
 # session, whose callback takes the teacher's view. So nothing re-runs while nothing changes. The
 # file is written by the teacher's publish and, for processes on other machines (PostgreSQL), by
@@ -310,7 +311,7 @@ _FOLLOW_JS = """
 export default function(component) {
   const { data, setTriggerValue } = component;
   const me = (window.__microscopeFollow = (window.__microscopeFollow || 0) + 1);
-  const url = new URL('app/static/classes/' + data.code + '.json', document.baseURI);
+  const url = new URL('app/static/classes/' + data.file + '.json', document.baseURI);
   let sent = data.version;
   const poll = async () => {
     if (window.__microscopeFollow !== me) return;  // a later call polls now, or the panel is gone
@@ -332,16 +333,27 @@ export default function(component) {
 _follow = st.components.v2.component("microscope_class_follow", js=_FOLLOW_JS)
 
 
-def static_file(code: str) -> Path:
-    return STATIC / f"{code}.json"
+def poll_name(store, code: str) -> str:
+    """The name of the file the class's browsers poll: a random token, not the join code, so the
+    folder says nothing about which codes exist (a code is all that guards a pasted document)."""
+    rows = store.run("SELECT poll FROM leaders WHERE code = ?", (code,), True)
+    return rows[0][0] if rows else code  # a class started before this version kept its code as the name
 
 
-def mirror(code: str, v: int | None) -> None:
-    """The class's version where the students' browsers look for it (written atomically)."""
+def static_file(name: str) -> Path:
+    return STATIC / f"{name}.json"
+
+
+def poll_file(store, code: str) -> Path:
+    return static_file(poll_name(store, code))
+
+
+def mirror(name: str, v: int | None) -> None:
+    """A class's version where the students' browsers look for it (written atomically)."""
     STATIC.mkdir(parents=True, exist_ok=True)
-    tmp = STATIC / f".{code}.{uuid.uuid4().hex}.tmp"  # one per call: threads of one process publish at once
+    tmp = STATIC / f".{name}.{uuid.uuid4().hex}.tmp"  # one per call: threads of one process publish at once
     tmp.write_text(json.dumps({"v": v}))
-    os.replace(tmp, static_file(code))
+    os.replace(tmp, static_file(name))
 
 
 @functools.lru_cache(maxsize=None)
@@ -355,14 +367,15 @@ def mirrors(store) -> bool:
         known = {}
         while True:
             try:
-                live = dict(store.run("SELECT code, version FROM classes WHERE expires >= ?", (time.time(),), True))
-                for code, v in live.items():
-                    if known.get(code) != v or not static_file(code).exists():
-                        mirror(code, v)
-                        known[code] = v
-                for code in set(known) - set(live):  # ended or expired: its file goes
-                    static_file(code).unlink(missing_ok=True)
-                    del known[code]
+                live = dict(store.run("SELECT l.poll, c.version FROM classes c JOIN leaders l ON l.code = c.code "
+                                      "WHERE c.expires >= ?", (time.time(),), True))
+                for name, v in live.items():
+                    if known.get(name) != v or not static_file(name).exists():
+                        mirror(name, v)
+                        known[name] = v
+                for name in set(known) - set(live):  # ended or expired: its file goes
+                    static_file(name).unlink(missing_ok=True)
+                    del known[name]
             except Exception:  # noqa: BLE001  a failed read: the next round tries again
                 pass
             time.sleep(POLL_PROXIED_S)
@@ -406,7 +419,7 @@ def follow(store) -> None:
         st.caption(f":material/school: Following class **{code}**.")
         st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
         every = POLL_PROXIED_S if st.context.headers.get(PROXIED) else POLL_S
-        _follow(key="class_follow", data={"code": code, "version": st.session_state.get(APPLIED),
+        _follow(key="class_follow", data={"file": poll_name(store, code), "version": st.session_state.get(APPLIED),
                                           "every": int(every * 1000)},
                 on_moved_change=lambda: st.session_state.update({MOVED: True}))
     else:

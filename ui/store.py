@@ -28,7 +28,7 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "expires DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS attendance (code TEXT NOT NULL, session TEXT NOT NULL, "
     "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))",
-    "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL)")
+    "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, poll TEXT NOT NULL)")
 
 
 def cache_folder() -> Path:
