@@ -117,3 +117,27 @@ def test_every_colour_in_the_figures_and_pages_comes_from_the_palette():
     assert not stray, "\n".join(stray)
     scales = {m.group(1) for p in files for m in SCALE_NAME.finditer(p.read_text(encoding="utf-8"))}
     assert scales <= set(P.SEQUENTIAL) | set(P.MASK_SCALES), scales - set(P.SEQUENTIAL) - set(P.MASK_SCALES)
+
+
+def test_a_chart_as_text_says_what_it_draws(trace):
+    """viz.alt reads the figure: the shown head's strongest cells (its true weights, to the 1/10,000
+    the map sends), never a hidden head's; every bar of the score chart with its status mark."""
+    from viz import alt, attention, summary
+
+    fig = attention.token_heatmap(trace, 2, 3)
+    title, cols, rows = alt.describe(fig)
+    a = trace.bert_attention[2, 3].astype(np.float64)
+    assert title.startswith("BERT layer 3, head 4") and cols == ["query token (attending)", "key token (attended to)",
+                                                                   "value"]
+    assert float(rows[0][2]) == pytest.approx(a.max(), abs=1e-4)
+    assert [float(r[2]) for r in rows] == sorted((float(r[2]) for r in rows), reverse=True)
+    i, j = np.unravel_index(a.argmax(), a.shape)
+    assert rows[0][:2] == [f"{i + 1} {trace.tokens[i]}", f"{j + 1} {trace.tokens[j]}"]
+    other = trace.bert_attention[2, 0].astype(np.float64).max()
+    if other > a.max() + 1e-3:  # a hidden head's larger weight is not reported
+        assert float(rows[0][2]) < other
+    _, cols, rows = alt.describe(summary.score_bars(trace.summary))
+    assert cols == ["bar", "value", "label"] and len(rows) == len(trace.summary.sentences)
+    assert sum(r[2].startswith("★") for r in rows) == len(trace.summary.selected)
+    html_table = alt.table_html(attention.token_heatmap(trace, 0, 0))
+    assert html_table.count("<tr>") == 9 and "<caption" in html_table  # a header and 8 cells
