@@ -670,15 +670,16 @@ def test_a_new_summary_on_the_attention_page_redraws_the_map_for_the_new_documen
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     idle(page)
-    page.wait_for_function("t => document.querySelector('.js-plotly-plot .gtitle').textContent !== t", arg=full)
+    page.wait_for_function("t => (document.querySelector('.js-plotly-plot .gtitle') || {}).textContent"
+                           " && document.querySelector('.js-plotly-plot .gtitle').textContent !== t", arg=full)
     assert map_title(page) != full  # the range took effect on the first document
     summarize(page, ARTICLE)
     page.get_by_text("Result for Call centre", exact=False).first.wait_for(timeout=120_000)
     idle(page)
     header = page.get_by_test_id("stMain").get_by_text(" tokens · ", exact=False).first.text_content()
     T = int(header.split()[0])
-    page.wait_for_function("t => document.querySelector('.js-plotly-plot .gtitle').textContent.includes(t)",
-                           arg=f"{T} × {T} tokens", timeout=60_000)
+    page.wait_for_function("t => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(e => e.textContent.includes(t))", arg=f"{T} × {T} tokens", timeout=60_000)
     row, col, _ = hover_cell(page, T - 3, 2)  # a cell near the end exists only in the whole window
     assert row >= T - 5
     page.close()
