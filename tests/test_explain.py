@@ -278,7 +278,7 @@ def test_summary_page_shows_statuses(summarizer):
     assert "skipped by trigram blocking" in shown and "new budget for" in shown and "selected sentence 2" in shown
     bars = json.loads(charts(at)[0].proto.spec)
     names = [d.get("name") for d in bars["data"][1:]]
-    assert "selected" in names and "skipped: trigram blocking" in names and "below the top k" in names
+    assert "★ selected" in names and "⊘ skipped: trigram blocking" in names and "below the top k" in names
 
 
 def test_why_page(summarizer):
@@ -288,7 +288,7 @@ def test_why_page(summarizer):
     figs = charts(at)
     assert len(figs) == 1 and "Score with and without its position" in figs[0].proto.spec
     shown = "".join(h.proto.body for h in at.get("html"))
-    assert "rgba(22,150,60" in shown and "rgba(214,39,40" in shown   # raised and lowered words
+    assert "rgba(33,102,172" in shown and "rgba(179,88,6" in shown   # raised (blue) and lowered (orange) words
     assert "with a neutral position" in shown
     summary = summarizer.summarize(SHORT)
     pick = at.selectbox(key="why_sentence")
@@ -324,7 +324,7 @@ def test_figures_escape_text_and_send_typed_arrays(explained):
     spans = np.array([[0, 8], [9, 17]], dtype=np.int64)
     shown = V.word_highlight_html(page, spans, np.array([0.5, -0.25], dtype=np.float32), target=(0, 20))
     assert "<script>" not in shown and "<img" not in shown and "&lt;img src=x" in shown and "**bold**" in shown
-    assert "rgba(22,150,60,0.80)" in shown and "rgba(214,39,40,0.44)" in shown  # opacity ∝ |weight| / max
+    assert "rgba(33,102,172,0.80)" in shown and "rgba(179,88,6,0.44)" in shown  # opacity ∝ |weight| / max
     fig = V.position_chart(ex)
     assert all(isinstance(d.x, np.ndarray) and d.x.dtype == np.float32 for d in fig.data)
     assert len(fig.data[2].x) == sum(s is not None for s in ex["scores"])

@@ -98,9 +98,13 @@ def test_document_text_is_text_in_widgets_and_figures():
     at = summarize(new_app(), PAYLOADS)
     assert not at.error and "\u202e" not in at.get("html")[0].proto.body  # bidi override blanked
     at.switch_page("pages/bert_attention.py").run()
-    options = " ".join(range_slider(at).options)
-    assert r"\[click h" in options and r"\:red\[" in options and r"\<b\>" in options
-    assert not re.search(r"(?<!\\)[\[\]*$<>:]", options)  # every Markdown/LaTeX/directive character escaped
+    named = ""  # the caption under the Sentences slider names the range's two ends: every sentence in turn
+    for i in [int(o.split()[-1]) - 1 for o in range_slider(at).options]:  # options say "★ 2", "3": 1-based
+        range_slider(at).set_range(i, i).run()
+        named += next(c.value for c in at.caption if c.value.startswith("sentence ")) + " "
+    assert r"\[click h" in named and r"\:red\[" in named and r"\<b\>" in named
+    assert not re.search(r"(?<!\\)[\[\]*$<>:]", named)  # every Markdown/LaTeX/directive character escaped
+    assert all(re.fullmatch(r"(★ )?\d+", o) for o in range_slider(at).options)  # the thumbs: numbers only
     at.segmented_control(key="bert_view").set_value("Sentence × sentence").run()
     figure = spec(charts(at)[0])
     assert "&lt;b&gt;bold" in figure and "<b>bold" not in figure                    # Plotly's HTML escaped
