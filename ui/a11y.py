@@ -4,7 +4,8 @@
   every Plotly chart ``role="figure"`` and its title as accessible name (it follows the head
   buttons, which retitle the chart in the browser); makes the in-figure buttons (heads) and the
   mode bar's buttons focusable, named and operable by keyboard (Enter/Space press, ←/→ move to
-  the neighbouring head and show it); draws a visible focus ring on them; and says a chart's new
+  the neighbouring head and show it); draws a visible focus ring on them and on links and
+  expanders (Streamlit's page links showed none); and says a chart's new
   title in a polite live region after a keyboard press. Plotly's SVG has none of this.
 - ``dataframe(data, name)``: Streamlit's data grid draws on a canvas that screen readers do not
   read (its accessibility tree is 4 tool buttons), so the same rows follow as an HTML table.
