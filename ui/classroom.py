@@ -219,7 +219,7 @@ def script_of(page: str) -> str:
 # ---------------------------------------------------------------- in the app (Streamlit)
 
 TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME = (
-    "class_teaching", "class_joined", "class_following", "class_applied", "class_pending", "class_session",
+    state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
     "class_step", "class_moved", "class_resume_key")
 
 
@@ -454,9 +454,10 @@ def teacher_panel(store, url: str) -> None:
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
             who = (("client", client()),)
-            if THROTTLE.wait(*who) > 0:
-                st.error(f"Too many wrong passwords: try again in {THROTTLE.wait(*who):.0f} s.")
-            elif secret and not hmac.compare_digest((given or "").encode(), secret.encode()):
+            wait = THROTTLE.wait(*who)
+            if wait > 0:
+                st.error(f"Too many wrong passwords: try again in {wait:.0f} s.")
+            elif not password_ok(secret, given):
                 THROTTLE.wrong(*who)
                 st.error("Wrong teacher password.")
             elif state.params() is None:
@@ -486,6 +487,11 @@ def teacher_panel(store, url: str) -> None:
               help="Ends it for every student too; its link then says it has ended.")
 
 
+def password_ok(secret: str | None, given: str | None) -> bool:
+    """The teacher password, when one is set (compared in constant time)."""
+    return not secret or hmac.compare_digest((given or "").encode(), secret.encode())
+
+
 def resume_form(store, secret: str | None) -> None:
     """Lead a class again: its code and resume key (and the teacher password when one is set)."""
     with st.popover("Lead a class again", icon=":material/login:"):
@@ -495,9 +501,10 @@ def resume_form(store, secret: str | None) -> None:
         if not st.button("Lead it", key="class_resume"):
             return
         who = (("client", client()), ("class", code))
-        if THROTTLE.wait(*who) > 0:
-            st.error(f"Too many wrong tries: try again in {THROTTLE.wait(*who):.0f} s.")
-        elif (secret and not hmac.compare_digest((given or "").encode(), secret.encode())) or not may_lead(store, code, key):
+        wait = THROTTLE.wait(*who)
+        if wait > 0:
+            st.error(f"Too many wrong tries: try again in {wait:.0f} s.")
+        elif not password_ok(secret, given) or not may_lead(store, code, key):
             THROTTLE.wrong(*who)
             st.error("That code, key or password is wrong.")
         elif version(store, code) is None:
@@ -511,7 +518,8 @@ def resume_form(store, secret: str | None) -> None:
 
 def end_mine(store, code: str) -> None:
     end(store, code)
-    st.session_state.pop(TEACHING, None)
+    for k in (TEACHING, RESUME):
+        st.session_state.pop(k, None)
 
 
 @st.fragment(run_every=SEEN_S)

@@ -627,7 +627,7 @@ def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
     head = st.session_state.get(state.keep(key), 0)
     from viz.attention import token_heatmap
 
-    teaching = bool(st.session_state.get("class_teaching"))  # ui.classroom.TEACHING: students follow the head
+    teaching = bool(st.session_state.get(state.TEACHING))  # its students follow the head: every pick goes to the server
     plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
 
 

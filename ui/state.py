@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 PARAMS, WINDOW, ERROR, KEPT = "params", "window", "error", "_kept_widgets"
+TEACHING = "class_teaching"  # the code of the class this session leads (ui.classroom; the head map relays for it)
 
 
 def keep(key: str) -> str:

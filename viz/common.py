@@ -18,8 +18,8 @@ import re
 import numpy as np
 import plotly.graph_objects as go
 
-from .palette import CLEAR, SEQUENTIAL as COLORSCALES  # the weight colour scales offered
-SELECTED_MARK = "★"
+from .palette import CLEAR, STATUS_SYMBOLS, SEQUENTIAL as COLORSCALES  # the weight colour scales offered
+SELECTED_MARK = STATUS_SYMBOLS["selected"]
 
 
 def to_numpy(x) -> np.ndarray:

@@ -38,7 +38,7 @@ def _layout(fig: go.Figure, rows: int, title: str, height: int | None = None) ->
 def head_map(values: np.ndarray, title: str, *, part: str = "BERT", name: str = "value",
              colorscale: str = "Viridis", diverging: bool = False, fmt: str = ".2f") -> go.Figure:
     """values [L, H] on a layer × head grid (layer 1 on top), each cell labelled with its value.
-    ``diverging``: a red-blue scale centred on 0 (for differences)."""
+    ``diverging``: the orange-blue scale centred on 0 (for differences)."""
     kw = dict(colorscale=DIVERGING, zmid=0.0) if diverging else dict(colorscale=colorscale)
     fig = go.Figure(_cells(values, name, part, fmt, colorbar=dict(title=dict(text=name), thickness=12), **kw))
     return _layout(fig, values.shape[0], title)

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import plotly_text, to_numpy, token_labels
-from .palette import BLUE, DIVERGING, VERMILLION
+from .palette import BLACK, BLUE, DIVERGING, VERMILLION
 
 
 def attention_steps(trace, layer: int, head: int, query: int, causal: bool = False) -> dict[str, np.ndarray | float]:
@@ -58,7 +58,7 @@ def matrix_figure(m: np.ndarray, tokens, title: str, *, highlight: int | None = 
                                hovertemplate="%{y}<br>dimension %{x}: %{z:.3f}<extra></extra>"))
     if highlight is not None:
         fig.add_shape(type="rect", x0=-0.5, x1=m.shape[1] - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
-                      line=dict(color="black", width=2))
+                      line=dict(color=BLACK, width=2))
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10))
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(m) <= 60)
     fig.update_xaxes(title="dimension")

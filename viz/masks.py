@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import input_labels, to_numpy, token_labels
-from .palette import BLUE, DIVERGING, LABEL_BG, SEGMENT_COLORS, VERMILLION
+from .palette import BLACK, BLUE, DIVERGING, LABEL_BG, SEGMENT_COLORS, VERMILLION
 
 
 def strip(values, labels, title: str, *, colorscale="Blues", zmin=None, zmax=None,
@@ -91,7 +91,7 @@ def pe_table_heatmap(trace, n: int | None = None) -> go.Figure:
                                colorscale=DIVERGING, zmin=-1, zmax=1,  # numbered from 1, as the rest of the app
                                hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.3f}<extra></extra>"))
     fig.add_shape(type="rect", x0=-0.5, x1=table.shape[1] - 0.5, y0=0.5, y1=S + 0.5,
-                  line=dict(color="black", width=2))
+                  line=dict(color=BLACK, width=2))
     fig.add_annotation(x=table.shape[1] - 1, y=S + 0.5, text=f"rows added to the {S} sentences",
                        showarrow=False, xanchor="right", yanchor="top", bgcolor=LABEL_BG)
     fig.update_layout(title=f"Sinusoidal positional encoding<br><sup>positions 1–{n} (pos = 0–{n - 1} in the "

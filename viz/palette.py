@@ -10,8 +10,7 @@ without colour (a symbol or a pattern: viz.summary)."""
 from __future__ import annotations
 
 # Okabe & Ito, "Color Universal Design" (2008)
-BLUE, ORANGE, VERMILLION, SKY, GREEN, PURPLE, BLACK = ("#0072B2", "#E69F00", "#D55E00", "#56B4E9", "#009E73",
-                                                       "#CC79A7", "#000000")
+BLUE, ORANGE, VERMILLION, SKY, BLACK = "#0072B2", "#E69F00", "#D55E00", "#56B4E9", "#000000"
 LIGHT_BLUE, LIGHT_GREY, MID_GREY, DARK_GREY = "#8EBFE3", "#E6E6E6", "#8C8C8C", "#4D4D4D"
 
 # text and marks drawn over the page (white) or a figure; contrast checked in tests/test_accessibility.py

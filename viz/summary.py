@@ -9,7 +9,8 @@ import plotly.graph_objects as go
 
 from .common import plotly_text, preview, markdown_text
 
-from .palette import BLACK, DARK_GREY, MUTED_TEXT, NOTE_TEXT, SHADE, TEXT, SHADE_MAX, STATUS_COLORS, STATUS_PATTERNS, STATUS_SYMBOLS
+from .palette import (BLACK, DARK_GREY, MUTED_TEXT, NOTE_TEXT, SHADE, SHADE_MAX, STATUS_COLORS, STATUS_PATTERNS,
+                      STATUS_SYMBOLS, TEXT)
 
 OUTLINE = dict(color=DARK_GREY, width=1)  # ≥ 3:1 on white: a light bar's edge is still seen
 # one colour, symbol, pattern and legend entry per status of analysis.explain.selection
@@ -49,8 +50,7 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
     keys, reasons = _statuses(summary, statuses)
     colors = [STATUS_COLORS[k] for k in keys]
     labels = np.array([f"{i + 1}" for i in range(n)], dtype=object)
-    text = [(STATUS_SYMBOLS[k] + " " if STATUS_SYMBOLS[k] else "")
-            + (f"{scores[i]:.3f}" if not np.isnan(scores[i]) else STATUS_NAMES[k]) for i, k in enumerate(keys)]
+    text = [_marked(k, f"{scores[i]:.3f}" if not np.isnan(scores[i]) else STATUS_NAMES[k]) for i, k in enumerate(keys)]
     patterns = [STATUS_PATTERNS[k] for k in keys]  # statuses told apart without colour: symbol and hatching
     fig = go.Figure(go.Bar(
         x=shown, y=labels, orientation="h", marker=dict(color=colors, pattern=dict(shape=patterns, fgcolor=BLACK), line=OUTLINE),
@@ -73,9 +73,14 @@ def score_bars(summary, height: int | None = None, statuses=None) -> go.Figure:
     return fig
 
 
+def _marked(k: str, text: str) -> str:
+    """``text`` after status ``k``'s symbol: ``★ 0.612``; as is for a status without one."""
+    return f"{STATUS_SYMBOLS[k]} {text}" if STATUS_SYMBOLS[k] else text
+
+
 def _named(k: str) -> str:
     """A status's name with its symbol: ``★ selected``."""
-    return f"{STATUS_SYMBOLS[k]} {STATUS_NAMES[k]}".strip()
+    return _marked(k, STATUS_NAMES[k])
 
 
 def legend_html() -> str:
@@ -104,7 +109,6 @@ def document_html(summary, statuses=None) -> str:
             style += f" color: {MUTED_TEXT}; text-decoration: line-through;"
         if key == "too-short":
             style += f" color: {MUTED_TEXT};"
-        tag = f"{STATUS_SYMBOLS[key]} " if STATUS_SYMBOLS[key] else ""
         score_txt = "—" if score is None else f"{score:.2f}"
         if i in summary.past_training:  # its sentence position was never seen in training
             score_txt += " ⁺"
@@ -112,7 +116,7 @@ def document_html(summary, statuses=None) -> str:
                 if key == "trigram-blocked" else "")
         rows.append(f'<div style="margin: 2px 0; {style}" title="{html.escape(reasons[i])}">'
                     f'<span style="color:{TEXT}; font-size: 0.8em;">{i + 1} · {score_txt} · {STATUS_NAMES[key]}</span> '
-                    f'{tag}{html.escape(sent)}{note}</div>')
+                    f'{_marked(key, html.escape(sent))}{note}</div>')
     return "\n".join(rows)
 
 
