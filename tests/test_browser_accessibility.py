@@ -99,7 +99,11 @@ def test_the_main_flow_by_keyboard_alone(server, browser, shots):  # noqa: F811
     idle(page)
     page.wait_for_function("document.querySelector('#microscope-live').textContent.includes('head 2')")
     assert "layer 1, head 2" in title(page)
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Show head 2"  # kept on redraw
+    try:  # kept on the server's redraw (which rebuilds the buttons; the script puts the focus back)
+        page.wait_for_function("document.activeElement.getAttribute('aria-label') === 'Show head 2'", timeout=5000)
+    except Exception:  # noqa: BLE001  Playwright's TimeoutError, said plainly
+        got = page.evaluate("document.activeElement.tagName + ' ' + document.activeElement.getAttribute('aria-label')")
+        raise AssertionError(f"the focus left the head 2 button on redraw: it is on {got}") from None
     focus_visible(page, "the head 2 button")
 
     layer = main.get_by_role("combobox", name="Layer")

@@ -45,6 +45,14 @@ export default function(component) {
     live = document.createElement('div'); live.id = 'microscope-live'; live.className = 'microscope-live';
     live.setAttribute('aria-live', 'polite'); document.body.appendChild(live);
   }
+  if (!window.__microscopeFocusWatch) {
+    // the wish to keep a head button focused across redraws ends when the user goes elsewhere
+    window.__microscopeFocusWatch = true;
+    document.addEventListener('focusin', (e) => {
+      if (!e.target.classList || !e.target.classList.contains('updatemenu-button')) window.__microscopeFocus = null;
+    });
+    document.addEventListener('pointerdown', () => { window.__microscopeFocus = null; });
+  }
   const press = (el) => el.dispatchEvent(new MouseEvent('click', {bubbles: true}));
   const buttonName = (b) => { const t = b.textContent.trim(); return /^\\d+$/.test(t) ? 'head ' + t : t; };
   const label = () => {
@@ -52,6 +60,9 @@ export default function(component) {
       if (gd.layout && gd.layout.meta && gd.layout.meta.decorative) { gd.setAttribute('aria-hidden', 'true'); continue; }
       const t = gd.querySelector('.gtitle');
       const name = ((t && t.textContent) || 'Chart').trim();
+      if (!gd.__a11yRedraw && gd.on) {  // restore the focus as soon as a redraw is drawn
+        gd.__a11yRedraw = true; gd.on('plotly_afterplot', () => setTimeout(label, 0));
+      }
       if (gd.getAttribute('aria-label') !== name) {
         gd.setAttribute('role', 'figure'); gd.setAttribute('aria-label', name);
         if (window.__microscopeAnnounce && Date.now() - window.__microscopeAnnounce < 10000) live.textContent = name;
@@ -73,7 +84,7 @@ export default function(component) {
           if (!target) return;
           e.preventDefault();
           window.__microscopeAnnounce = Date.now();
-          window.__microscopeFocus = {label: target.getAttribute('aria-label'), t: Date.now()};
+          window.__microscopeFocus = {label: target.getAttribute('aria-label')};
           target.focus(); press(target);
         });
       });
@@ -88,8 +99,9 @@ export default function(component) {
       }
     }
     // a chart redrawn by the server (a head's exact weights) rebuilds its buttons: keep the focus
+    // (however long the server took) unless the user has since focused or clicked something else
     const f = window.__microscopeFocus;
-    if (f && Date.now() - f.t < 10000 && (document.activeElement === document.body || !document.activeElement)) {
+    if (f && (document.activeElement === document.body || !document.activeElement)) {
       const b = [...document.querySelectorAll('.updatemenu-button')].find(x => x.getAttribute('aria-label') === f.label);
       if (b) b.focus();
     }
