@@ -23,7 +23,7 @@ from ui import a11y, classroom, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
                        examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
-                       start_session, unexpected, weights_choices)
+                       save_document, shared, start_session, store_notice, unexpected, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -58,9 +58,12 @@ def document_edited():
         st.session_state["example"] = None
 
 
-from_link = link.restore(EXAMPLES, document_store())  # a shared link: its document and settings
-classroom.join_from_url(document_store())  # ?class=CODE: follow that class's teacher
-classroom.catch_up(document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
+st.session_state.pop(state.STORE_DOWN, None)
+store_down = st.empty()  # filled at the end of the run if the shared store could not be reached
+# the shared store (links, classes) may be down: each call then does nothing and the notice says so
+from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
+shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
+shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
 
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",
@@ -100,9 +103,9 @@ with st.sidebar:
     with st.expander("Class & lessons", expanded=bool(st.session_state.get(classroom.JOINED)
                                                        or st.session_state.get(classroom.TEACHING))):
         if st.session_state.get(classroom.JOINED):
-            classroom.follow(document_store())
+            shared(classroom.follow, document_store())
         else:
-            classroom.teacher_panel(document_store(), st.context.url or "")
+            shared(classroom.teacher_panel, document_store(), st.context.url or "")
         classroom.lesson_panel(EXAMPLES)
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
@@ -117,7 +120,7 @@ if clicked or from_link or state.take_summarize_request():
         with state.running(), st.spinner("Running BERT and the sentence encoder…"):
             run_trace(**inputs)
         state.set_result(inputs)
-        document_store().put(link.doc_id(inputs["text"]), inputs["text"])
+        save_document(inputs["text"])
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
     except Exception as e:  # noqa: BLE001  never a traceback in the browser
@@ -156,11 +159,12 @@ unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 classroom.step_text()
-classroom.publish_mine(document_store(), pg.url_path)  # before the page: students start on the new view
+shared(classroom.publish_mine, document_store(), pg.url_path)  # before the page: students start on the new view
 try:  # while the teacher's page is still drawing
     pg.run()
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
     unexpected(e)
 finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
-    classroom.publish_mine(document_store(), pg.url_path)
+    shared(classroom.publish_mine, document_store(), pg.url_path)
+    store_notice(store_down)
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -100,8 +100,12 @@ def publish(store, code: str, view: dict) -> None:
 
 def publish_mine(store, page: str) -> None:
     """A teacher's run: publish what this session shows (nothing before a Summarize or out of class)."""
+    from ui.common import save_document
+
     code, view = st.session_state.get(TEACHING), my_view(page)
+    st.session_state[PAGE] = page  # for lead_heartbeat's retry
     if code is not None and view is not None:
+        save_document()  # a document summarized while the store was down, first: students read it
         publish(store, code, view)
 
 
@@ -218,9 +222,9 @@ def script_of(page: str) -> str:
 
 # ---------------------------------------------------------------- in the app (Streamlit)
 
-TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME = (
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE = (
     state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
-    "class_step", "class_moved", "class_resume_key")
+    "class_step", "class_moved", "class_resume_key", "class_page")
 
 
 def client() -> str:
@@ -390,8 +394,9 @@ def catch_up(store, page) -> None:
     lesson step or the teacher asked for is applied (``apply_pending``)."""
     code = st.session_state.get(JOINED)
     if code is not None and st.session_state.get(FOLLOWING) and (
-            st.session_state.pop(MOVED, False) or st.session_state.get(APPLIED) is None):
-        view = teacher_view(store, code)
+            st.session_state.get(MOVED) or st.session_state.get(APPLIED) is None):
+        view = teacher_view(store, code)  # if the store is down: raises, and the move is kept for later
+        st.session_state.pop(MOVED, None)
         if view is not None:
             st.session_state[PENDING] = view
     apply_pending(page)
@@ -430,8 +435,18 @@ def follow(store) -> None:
 
 @st.fragment(run_every=SEEN_S)
 def heartbeat(store, code: str) -> None:
-    """"Still here", for the teacher's count (a fragment every SEEN_S); says when the teacher is away."""
-    seen(store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False))
+    """"Still here", for the teacher's count (a fragment every SEEN_S); says when the teacher is away
+    or the store is down; a class move the store could not give earlier is taken once it is back."""
+    from ui.common import shared
+
+    if shared(seen, store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False),
+              default=False) is False:
+        st.session_state.pop(state.STORE_DOWN, None)  # said here: a fragment cannot write the page's notice
+        st.caption(":material/cloud_off: The class's shared store cannot be reached: you keep this step, and "
+                   "following goes on by itself when it is back.")
+        return
+    if st.session_state.get(FOLLOWING) and st.session_state.get(MOVED):  # catch_up could not read it
+        st.rerun()
     away = teacher_away(store, code)
     if away is not None:
         st.caption(f":material/schedule: The teacher has been away for {away / 60:.0f} min: you keep the last "
@@ -440,8 +455,13 @@ def heartbeat(store, code: str) -> None:
 
 @st.fragment(run_every=SEEN_S)
 def lead_heartbeat(store, code: str) -> None:
-    """The teacher's page is open: "still here", so students are not told the teacher is away."""
-    seen(store, code, TEACHER_SEAT, True)
+    """The teacher's page is open: "still here", so students are not told the teacher is away; and
+    the teacher's view again, in case a publish failed while the store was down (one read if not)."""
+    from ui.common import shared
+
+    if shared(seen, store, code, TEACHER_SEAT, True, default=False) is not False and PAGE in st.session_state:
+        shared(publish_mine, store, st.session_state[PAGE])
+    st.session_state.pop(state.STORE_DOWN, None)
 
 
 def teacher_panel(store, url: str) -> None:
@@ -470,7 +490,9 @@ def teacher_panel(store, url: str) -> None:
         if TEACHING not in st.session_state:
             return
         code = st.session_state[TEACHING]
-    if version(store, code) is None:
+    from ui.common import shared
+
+    if shared(version, store, code, default=-1) is None:  # (-1: the store is down; the notice says so)
         st.warning(f"Class {code} has ended (its link expired).")
         st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
         return
@@ -525,7 +547,10 @@ def end_mine(store, code: str) -> None:
 @st.fragment(run_every=SEEN_S)
 def who_is_here(store, code: str) -> None:
     """The teacher's count of students, read again every few seconds (nothing else re-runs)."""
-    connected, following = attendance(store, code)
+    from ui.common import shared
+
+    connected, following = shared(attendance, store, code, default=("?", "?"))
+    st.session_state.pop(state.STORE_DOWN, None)
     st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
                 f"{following} following")
 

@@ -519,6 +519,41 @@ def result_caption(trace, params: dict, examples: dict, plain: bool = False) -> 
             f"{escape(s.device)}{warn}")  # escaped too: "cuda:0"'s colon is Markdown punctuation
 
 
+def shared(fn, *args, default=None):
+    """``fn(*args)``, which reads or writes the shared store; when the store cannot be reached
+    (ui.store.Unavailable: PostgreSQL down or cut off, SQLite's disk full): ``default``, a line in
+    the log, and the run's notice (``store_notice``). What the page shows stays."""
+    from ui.store import Unavailable
+
+    try:
+        return fn(*args)
+    except Unavailable as e:
+        LOG.warning("shared store unavailable: %s", e)
+        st.session_state[state.STORE_DOWN] = str(e)
+        return default
+
+
+def store_notice(slot) -> None:
+    """At the end of a run, in ``slot`` (near the top): that the shared store was unreachable."""
+    why = st.session_state.pop(state.STORE_DOWN, None)
+    if why:
+        slot.warning(f":material/cloud_off: Right now {why}. What you see stays; links and classes wait "
+                     "for it and go on by themselves when it is back.")
+
+
+def save_document(text: str | None = None) -> None:
+    """Keep the summarized document behind this session's links and class (``ui.link.doc_id``);
+    when the store is down it is kept in the session and saved on a later run (``text`` None)."""
+    from ui import link
+
+    text = st.session_state.get(state.UNSAVED) if text is None else text
+    if text is None:
+        return
+    st.session_state[state.UNSAVED] = text
+    if shared(document_store().put, link.doc_id(text), text, default=False) is None:
+        del st.session_state[state.UNSAVED]
+
+
 def unexpected(error: Exception) -> None:
     """An error nobody planned for: logged on the server with an id, one line in the browser."""
     import uuid

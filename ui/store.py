@@ -11,7 +11,13 @@ Several processes on one machine share the file safely; SQLite's documentation w
 sharing it over a network file system (its locks there are unreliable, and the write-ahead log
 needs shared memory): for app processes on several machines use PostgreSQL.
 Bounded: the ``max_documents`` most recently summarized or opened are kept; classes past their
-expiry are removed when a class starts."""
+expiry are removed when a class starts.
+
+Faults (README: Reliability): a PostgreSQL server that is restarting, down or cut off, or an SQLite
+disk that is full, raises ``Unavailable`` (one plain sentence) from any call, never a driver's
+error; the app says so and keeps what it shows (ui.common.shared). A connection that a restart
+broke is dropped with every idle one, and the call tried once more on a new one. A transaction is
+all or nothing, so a failed write leaves the store as it was."""
 from __future__ import annotations
 
 import os
@@ -29,6 +35,17 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS attendance (code TEXT NOT NULL, session TEXT NOT NULL, "
     "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))",
     "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, poll TEXT NOT NULL)")
+
+
+class Unavailable(RuntimeError):
+    """The shared store cannot be read or written now (the message says why, for the page)."""
+
+
+# libpq: give up connecting after 3 s, and on a connection whose packets go unanswered for 5 s
+# (a cut network otherwise hangs a query for TCP's ~15 minutes of retransmissions)
+PG_TIMEOUTS = {"connect_timeout": 3, "tcp_user_timeout": 5000, "keepalives_idle": 5, "keepalives_interval": 2,
+               "keepalives_count": 2}
+SQLITE_FAULTS = ("full", "disk i/o", "unable to open", "readonly", "locked")  # not the caller's own mistakes
 
 
 def cache_folder() -> Path:
@@ -52,16 +69,14 @@ class Store:
         self.where, self.max_documents = str(where), max_documents
         self.postgres = self.where.startswith(("postgresql://", "postgres://"))
         self._idle: queue.SimpleQueue = queue.SimpleQueue()  # connections not in use
-        if not self.postgres:
-            Path(self.where).parent.mkdir(parents=True, exist_ok=True)
-        for statement in TABLES:
-            self.run(statement)
+        self._ready = False  # tables made: on the first call that reaches the store (it may be down now)
 
     def _connect(self):
         if self.postgres:
             import psycopg  # only for a PostgreSQL store
 
-            return psycopg.connect(self.where, autocommit=True)
+            return psycopg.connect(self.where, autocommit=True, **PG_TIMEOUTS)
+        Path(self.where).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.where, timeout=30, isolation_level=None, check_same_thread=False)
         # Write-ahead log: readers never wait for a writer (a class's students read at once while
         # the teacher writes), and a commit appends without a sync of the disk (NORMAL): a power
@@ -73,30 +88,74 @@ class Store:
     @contextmanager
     def _connection(self):
         try:
-            db = self._idle.get_nowait()
+            db, reused = self._idle.get_nowait(), True
         except queue.Empty:
-            db = self._connect()
+            db, reused = self._connect(), False
         try:
-            yield db
+            yield db, reused
         except BaseException:
             db.close()  # in an unknown state: not reused
             raise
         self._idle.put(db)
 
+    def _fault(self, e: Exception) -> str | None:
+        """Why the store is unreachable, if ``e`` says it is (else None: a bug, raised as it is)."""
+        if self.postgres:
+            import psycopg
+
+            if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)):
+                return "the shared store (PostgreSQL) cannot be reached"
+            return None
+        if isinstance(e, (sqlite3.OperationalError, OSError)) and any(w in str(e).lower() for w in SQLITE_FAULTS):
+            return ("the shared store's disk is full" if "full" in str(e).lower()
+                    else f"the shared store cannot be written ({e})")
+        return None
+
+    def _drain(self) -> None:
+        """Close every idle connection: after a fault they are likely broken too."""
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+            except Exception:  # noqa: BLE001  closing a broken connection
+                pass
+
     def run(self, query: str, args: tuple = (), fetch: bool = False, *more: tuple[str, tuple]):
         """``query`` (then each of ``more``) in one transaction; the first query's rows if ``fetch``.
-        A lone read takes no lock (SQLite: the write-ahead log's snapshot)."""
+        A lone read takes no lock (SQLite: the write-ahead log's snapshot). Raises ``Unavailable``
+        when the store cannot be reached (after one more try, if a reused connection failed)."""
+        for attempt in (1, 2):
+            try:
+                if not self._ready:
+                    for statement in TABLES:
+                        self._run(statement, (), False, ())
+                    self._ready = True
+                return self._run(query, args, fetch, more)
+            except Exception as e:  # noqa: BLE001  sorted by _fault
+                why = self._fault(e)
+                if why is None:
+                    raise
+                self._drain()
+                if attempt == 2 or not getattr(e, "reused", False):
+                    raise Unavailable(why) from e
+
+    def _run(self, query: str, args: tuple, fetch: bool, more):
         q = (lambda text: text.replace("?", "%s")) if self.postgres else (lambda text: text)
-        with self._connection() as db:
-            if fetch and not more:
-                return db.execute(q(query), args).fetchall()
-            if self.postgres:
-                with db.transaction():
-                    return self._all(db, q(query), args, fetch, [(q(text), a) for text, a in more])
-            db.execute("BEGIN IMMEDIATE")
-            rows = self._all(db, query, args, fetch, more)
-            db.execute("COMMIT")
-            return rows
+        with self._connection() as (db, reused):
+            try:
+                if fetch and not more:
+                    return db.execute(q(query), args).fetchall()
+                if self.postgres:
+                    with db.transaction():
+                        return self._all(db, q(query), args, fetch, [(q(text), a) for text, a in more])
+                db.execute("BEGIN IMMEDIATE")
+                rows = self._all(db, query, args, fetch, more)
+                db.execute("COMMIT")
+                return rows
+            except Exception as e:
+                e.reused = reused  # a pooled connection a restart broke: worth one more try
+                raise
 
     @staticmethod
     def _all(db, query: str, args: tuple, fetch: bool, more) -> list | None:
