@@ -64,6 +64,7 @@ store_down = st.empty()  # filled at the end of the run if the shared store coul
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
+save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",

@@ -152,20 +152,22 @@ def median(xs: list[float], nd: int = 3) -> float | None:
 
 
 class Server:
-    """``streamlit run app.py [-- app_args]`` on a free port in its own process group; stopped on exit."""
+    """``streamlit run app.py [-- app_args]`` on a free port in its own process group; stopped on exit.
+    ``address``/``prefix``: another address to listen on and a command to run it under (scripts/hosts.py:
+    ``ip netns exec HOST``)."""
 
     def __init__(self, log: Path, timeout_s: float = 180, env: dict[str, str] | None = None, port: int | None = None,
-                 app_args: tuple[str, ...] = ()):
+                 app_args: tuple[str, ...] = (), address: str = "127.0.0.1", prefix: list[str] | None = None):
         self.port, self.log, self.timeout_s, self.env = port or free_port(), log, timeout_s, env or {}
-        self.app_args = tuple(app_args)
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.app_args, self.address, self.prefix = tuple(app_args), address, list(prefix or [])
+        self.url = f"http://{address}:{self.port}"
 
     def __enter__(self):
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+        cmd = self.prefix + [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", self.address,
                "--server.port", str(self.port), "--server.headless", "true",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
         cmd += ["--", *self.app_args] if self.app_args else []
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "a"), stderr=subprocess.STDOUT,
                                      start_new_session=True, env={**os.environ, **self.env})
         try:
             wait_healthy(self.proc, self.url, self.timeout_s, f"streamlit (log: {self.log})")

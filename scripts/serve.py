@@ -53,12 +53,7 @@ http {{
   server {{
     listen {listen}:{port};
     client_max_body_size 2m;
-    location /app/static/classes/ {{
-      # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk here
-      alias {classes}/;
-      add_header Cache-Control "no-store";
-    }}
-    location / {{
+{classes}    location / {{
       proxy_pass http://microscope;
       proxy_http_version 1.1;
       proxy_set_header Upgrade $http_upgrade;
@@ -67,18 +62,33 @@ http {{
       proxy_set_header X-Microscope-Proxy nginx;  # the class version file is ours to serve: read it often
       proxy_set_header X-Real-IP $remote_addr;  # who is asking (ui.classroom throttles wrong passwords per client)
       proxy_read_timeout 1d;
+      proxy_connect_timeout 3s;  # a host that does not answer (cut off): the next one, not a minute's wait
       add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax" always;
-    }}
+{extra}    }}
   }}
 }}
 """
 
 
-class Proxy:
-    """nginx in front of ``upstreams`` ("host:port"), listening on ``listen:port``."""
+CLASSES_FROM_DISK = """\
+    location /app/static/classes/ {{
+      # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk here
+      alias {folder}/;
+      add_header Cache-Control "no-store";
+    }}
+"""
 
-    def __init__(self, upstreams: list[str], port: int | None = None, listen: str = "127.0.0.1"):
+
+class Proxy:
+    """nginx in front of ``upstreams`` ("host:port"), listening on ``listen:port``. ``serve_classes``:
+    nginx reads the class version files from this machine's disk (app processes here write them);
+    off (app processes on other machines: scripts/hosts.py), each process serves its own copy.
+    ``show_upstream``: responses say which process answered (X-Microscope-Upstream; for tests)."""
+
+    def __init__(self, upstreams: list[str], port: int | None = None, listen: str = "127.0.0.1",
+                 serve_classes: bool = True, show_upstream: bool = False):
         self.upstreams, self.port, self.listen = upstreams, port or free_port(), listen
+        self.serve_classes, self.show_upstream = serve_classes, show_upstream
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
@@ -91,8 +101,11 @@ class Proxy:
         from ui.classroom import STATIC
 
         STATIC.mkdir(parents=True, exist_ok=True)
+        classes = CLASSES_FROM_DISK.format(folder=STATIC) if self.serve_classes else ""
+        extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
         (self.dir / "nginx.conf").write_text(NGINX_CONF.format(user=user, dir=self.dir, servers=servers,
-                                                               listen=self.listen, port=self.port, classes=STATIC))
+                                                               listen=self.listen, port=self.port, classes=classes,
+                                                               extra=extra))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)

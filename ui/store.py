@@ -174,9 +174,14 @@ class Store:
                   f"LIMIT {'ALL' if self.postgres else '-1'} OFFSET ?)", (self.max_documents,)))
 
     def get(self, doc_id: str) -> str | None:
-        """The document's text (now the most recently used), or None if it is not (or no longer) here."""
-        rows = self.run("SELECT text FROM documents WHERE id = ?", (doc_id,), True,
-                        ("UPDATE documents SET used = ? WHERE id = ?", (time.time(), doc_id)))
+        """The document's text (now the most recently used), or None if it is not (or no longer) here.
+        A full disk still lets it be read (only its "used" time then stays)."""
+        rows = self.run("SELECT text FROM documents WHERE id = ?", (doc_id,), True)
+        if rows:
+            try:
+                self.run("UPDATE documents SET used = ? WHERE id = ?", (time.time(), doc_id))
+            except Unavailable:
+                pass
         return rows[0][0] if rows else None
 
     def __len__(self) -> int:
