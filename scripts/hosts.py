@@ -131,6 +131,8 @@ class Postgres:
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres")
         self._pg("initdb", "-D", str(self.folder / "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        with open(self.folder / "data" / "pg_hba.conf", "a") as f:  # the other hosts on its network (test hosts)
+            f.write("host all all samenet trust\n")
         self.start()
         return self
 
