@@ -358,7 +358,10 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     address = address or os.environ.get("RAY_ADDRESS")
     if total:
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
+            # no address: "local", a new Ray on this machine; None would join whatever cluster a file in
+            # /tmp/ray names, also one whose head has gone (then: "num_cpus must not be provided")
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING,
                      **({} if address else {"num_cpus": os.cpu_count(), "object_store_memory": 512 * 2 ** 20}))
         ray.data.DataContext.get_current().enable_progress_bars = False  # ours: tqdm / the app's bar
         logging.getLogger("ray.data").setLevel(logging.WARNING)
@@ -403,8 +406,13 @@ def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> 
 
     lines = [line for p in sorted((out / "shards").glob("summaries-*.jsonl"))
              for line in p.read_text(encoding="utf-8").splitlines() if line]
-    write_atomic(out / "summaries.jsonl", lambda p: p.write_text("\n".join(lines) + "\n"))
     docs = [json.loads(line) for line in lines]
+    # in input order, whichever order the shards were written in (a resumed run, a lost worker):
+    # the file and the bootstrap intervals below are then the same as one uninterrupted run's
+    position = {d["id"]: n for n, d in enumerate(read_input(input_path, set()))}
+    order = sorted(range(len(docs)), key=lambda i: position.get(docs[i]["id"], len(position)))
+    lines, docs = [lines[i] for i in order], [docs[i] for i in order]
+    write_atomic(out / "summaries.jsonl", lambda p: p.write_text("\n".join(lines) + "\n"))
     ok = [d for d in docs if "error" not in d]
     report = {"input": str(Path(input_path).resolve()), "k": k, "documents": len(docs), "summarized": len(ok),
               "failures": [{"id": d["id"], "reason": d["error"]} for d in docs if "error" in d],

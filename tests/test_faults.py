@@ -405,7 +405,9 @@ def test_a_corpus_run_on_a_two_host_ray_cluster_loses_its_worker_and_its_driver(
     n = 500
     corpus = tmp_path / "in.jsonl"
     ray_corpus(corpus, n)
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
+    # Ray 2.60's clusters require a token (made by the head in ~/.ray/auth_token, read by every node
+    # and driver with RAY_AUTH_MODE=token; one home here, copied to each machine on a real cluster)
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "PYTHONPATH": str(ROOT)}
     cli = [sys.executable, "-m", "analysis", "corpus", str(corpus), "--workers", "2"]
     t = time.perf_counter()
     one = subprocess.run(cli + ["--out", str(tmp_path / "one")], cwd=ROOT, env=env, capture_output=True, text=True,
