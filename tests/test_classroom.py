@@ -19,47 +19,26 @@ from ui.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pg_bin() -> Path | None:
-    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (d / "initdb").exists():
-            return d
-    return None
-
-
 @pytest.fixture(scope="module")
 def postgres():
-    """A real PostgreSQL server (Debian's ``postgresql`` package) in a temporary folder, as the
-    ``postgres`` user when the tests run as root; skipped where there is none."""
-    bin_dir = pg_bin()
-    if bin_dir is None:
+    """A real PostgreSQL server (Debian's ``postgresql`` package, scripts/hosts.py) in a temporary
+    folder; skipped where there is none."""
+    from scripts.hosts import Postgres, pg_bin
+
+    if pg_bin() is None:
         pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql)")
-    folder = Path(tempfile.mkdtemp(prefix="microscope_pg_"))  # not under pytest's folder: root-only (0700)
-    as_user = []
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    data = folder / "data"
-    subprocess.run(as_user + [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
-                   check=True, capture_output=True)
-    subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-o",
-                              f"-p {port} -k {folder} -c listen_addresses=127.0.0.1", "start"], check=True,
-                   capture_output=True)
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
+    with Postgres(port=port) as db:
+        yield db  # .url; .stop() and .start() for faults
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
     if request.param == "sqlite":
         return Store(tmp_path / "store.sqlite3", max_documents=3)
-    url = request.getfixturevalue("postgres")
+    url = request.getfixturevalue("postgres").url
     s = Store(url, max_documents=3)
     s.run("DELETE FROM documents", (), False, ("DELETE FROM classes", ()), ("DELETE FROM attendance", ()))
     return s
@@ -330,3 +309,23 @@ def test_a_teacher_leads_again_from_another_browser_and_students_hear_when_the_t
     assert other.session_state[C.TEACHING] == code and not other.exception
     student.run()  # the teacher's page is open again: no notice
     assert not any("away" in c.value for c in student.caption)
+
+
+def test_a_postgresql_restart_is_one_plain_error_then_served_again_by_the_same_store(postgres):
+    """PostgreSQL stopped: a call raises ui.store.Unavailable (a sentence, within libpq's timeouts),
+    not the driver's error; started again: the same Store (its pooled connections broken by the
+    restart) serves at once."""
+    from ui.store import Unavailable
+
+    s = Store(postgres.url)
+    s.put("id:restart", "kept")
+    postgres.stop()
+    t = time.perf_counter()
+    with pytest.raises(Unavailable, match="cannot be reached"):
+        s.get("id:restart")
+    assert time.perf_counter() - t < 5
+    postgres.start()
+    assert s.get("id:restart") == "kept"
+    postgres.stop()  # a restart between two calls: the pooled connection is broken, the call does not fail
+    postgres.start()
+    assert s.get("id:restart") == "kept"
