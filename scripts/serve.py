@@ -44,6 +44,9 @@ http {{
   uwsgi_temp_path {dir}/uwsgi;
   scgi_temp_path {dir}/scgi;
   map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}
+  # class version files: a classroom behind one NAT polls at 2/s per student, so allow 100/s per
+  # address (50 students) with bursts; a prober gets 429 past that (the names are random anyway)
+  limit_req_zone $binary_remote_addr zone=classes:1m rate={poll_rate}r/s;
   # sticky sessions: the first request picks a process at random, the cookie keeps the browser there
   map $cookie_microscope_route $microscope_route {{ '' $request_id; default $cookie_microscope_route; }}
   upstream microscope {{
@@ -70,9 +73,12 @@ http {{
 """
 
 
+POLL_RATE = 100  # version-file reads per second per client address (a NAT'd class of 50 polls at this rate)
 CLASSES_FROM_DISK = """\
     location /app/static/classes/ {{
       # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk here
+      limit_req zone=classes burst={poll_burst} nodelay;
+      limit_req_status 429;
       alias {folder}/;
       add_header Cache-Control "no-store";
     }}
@@ -101,10 +107,11 @@ class Proxy:
         from ui.classroom import STATIC
 
         STATIC.mkdir(parents=True, exist_ok=True)
-        classes = CLASSES_FROM_DISK.format(folder=STATIC) if self.serve_classes else ""
+        classes = CLASSES_FROM_DISK.format(folder=STATIC, poll_burst=2 * POLL_RATE) if self.serve_classes else ""
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
         (self.dir / "nginx.conf").write_text(NGINX_CONF.format(user=user, dir=self.dir, servers=servers,
                                                                listen=self.listen, port=self.port, classes=classes,
+                                                               poll_rate=POLL_RATE,
                                                                extra=extra))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -418,7 +418,8 @@ def test_a_corpus_run_on_a_two_host_ray_cluster_loses_its_worker_and_its_driver(
     out = tmp_path / "cluster"
     with Hosts(["head", "worker"]) as hosts:
         head = f"{hosts.ip('head')}:6379"
-        start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--disable-usage-stats",  # this Python's Ray "--object-store-memory", str(200 * 2 ** 20)]
+        start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--disable-usage-stats",  # this Python's Ray
+                 "--object-store-memory", str(200 * 2 ** 20)]
         try:
             subprocess.run(hosts.run("head", start + ["--head", "--port", "6379", "--node-ip-address", hosts.ip("head"),
                                                       "--num-cpus", "1", "--include-dashboard", "false"]),

@@ -229,3 +229,32 @@ def test_a_bare_session_follows_a_class_through_nginx(cluster):
 
     with ThreadPoolExecutor(1) as pool:  # this module's sync Playwright holds this thread's event loop
         pool.submit(asyncio.run, follow()).result()
+
+
+def test_nginx_limits_reads_of_class_files_per_address_not_a_class(cluster):
+    """2,000 probes of class version files from one address, as fast as 16 threads go: past
+    POLL_RATE a second (a NAT'd class of 50 students' polls) nginx answers 429; a second later an
+    ordinary read is answered again."""
+    import secrets
+    import urllib.error
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scripts.serve import POLL_RATE
+
+    def probe(_):
+        try:
+            urllib.request.urlopen(f"{cluster.url}/app/static/classes/{secrets.token_urlsafe(18)}.json", timeout=10)
+            return 200
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(probe, range(2000)))
+    rate = 2000 / (time.perf_counter() - t)
+    print(f"probes: {rate:.0f}/s, 404: {codes.count(404)}, 429: {codes.count(429)}")
+    assert set(codes) <= {404, 429} and codes.count(429) > 0 and rate > 1.5 * POLL_RATE
+    assert codes.count(404) <= POLL_RATE * 2 * (2000 / rate + 1)  # the burst, then the rate
+    time.sleep(1.5)
+    assert probe(0) == 404
