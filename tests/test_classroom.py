@@ -315,7 +315,7 @@ def test_a_postgresql_restart_is_one_plain_error_then_served_again_by_the_same_s
     """PostgreSQL stopped: a call raises ui.store.Unavailable (a sentence, within libpq's timeouts),
     not the driver's error; started again: the same Store (its pooled connections broken by the
     restart) serves at once."""
-    from ui.store import Unavailable
+    from ui.store import RETRY_S, Unavailable
 
     s = Store(postgres.url)
     s.put("id:restart", "kept")
@@ -324,7 +324,12 @@ def test_a_postgresql_restart_is_one_plain_error_then_served_again_by_the_same_s
     with pytest.raises(Unavailable, match="cannot be reached"):
         s.get("id:restart")
     assert time.perf_counter() - t < 5
+    t = time.perf_counter()
+    with pytest.raises(Unavailable, match="cannot be reached"):  # the next calls of a run: at once
+        s.run("SELECT 1", (), True)
+    assert time.perf_counter() - t < 0.1
     postgres.start()
+    time.sleep(RETRY_S)
     assert s.get("id:restart") == "kept"
     postgres.stop()  # a restart between two calls: the pooled connection is broken, the call does not fail
     postgres.start()

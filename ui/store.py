@@ -16,7 +16,8 @@ expiry are removed when a class starts.
 Faults (README: Reliability): a PostgreSQL server that is restarting, down or cut off, or an SQLite
 disk that is full, raises ``Unavailable`` (one plain sentence) from any call, never a driver's
 error; the app says so and keeps what it shows (ui.common.shared). A connection that a restart
-broke is dropped with every idle one, and the call tried once more on a new one. A transaction is
+broke is dropped with every idle one, and the call tried once more on a new one; after PostgreSQL
+could not be reached, calls fail at once for RETRY_S (a page makes several). A transaction is
 all or nothing, so a failed write leaves the store as it was."""
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ class Unavailable(RuntimeError):
 # (a cut network otherwise hangs a query for TCP's ~15 minutes of retransmissions)
 PG_TIMEOUTS = {"connect_timeout": 3, "tcp_user_timeout": 5000, "keepalives_idle": 5, "keepalives_interval": 2,
                "keepalives_count": 2}
+RETRY_S = 3.0  # after PostgreSQL could not be reached, calls fail at once for this long before trying again
 SQLITE_FAULTS = ("full", "disk i/o", "unable to open", "readonly", "locked")  # not the caller's own mistakes
 
 
@@ -70,6 +72,7 @@ class Store:
         self.postgres = self.where.startswith(("postgresql://", "postgres://"))
         self._idle: queue.SimpleQueue = queue.SimpleQueue()  # connections not in use
         self._ready = False  # tables made: on the first call that reaches the store (it may be down now)
+        self._down: tuple[float, str] | None = None  # PostgreSQL unreachable: (until when not to try, why)
 
     def _connect(self):
         if self.postgres:
@@ -125,6 +128,9 @@ class Store:
         """``query`` (then each of ``more``) in one transaction; the first query's rows if ``fetch``.
         A lone read takes no lock (SQLite: the write-ahead log's snapshot). Raises ``Unavailable``
         when the store cannot be reached (after one more try, if a reused connection failed)."""
+        down = self._down
+        if down and time.monotonic() < down[0]:  # unreachable a moment ago: say so at once, not after 3 s
+            raise Unavailable(down[1])
         for attempt in (1, 2):
             try:
                 if not self._ready:
@@ -138,6 +144,8 @@ class Store:
                     raise
                 self._drain()
                 if attempt == 2 or not getattr(e, "reused", False):
+                    if self.postgres:  # a run makes several calls: one wait for the server, not one each
+                        self._down = (time.monotonic() + RETRY_S, why)
                     raise Unavailable(why) from e
 
     def _run(self, query: str, args: tuple, fetch: bool, more):
