@@ -23,7 +23,7 @@ from ui import a11y, classroom, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
                        examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
-                       save_document, shared, start_session, store_notice, unexpected, weights_choices)
+                       shared, start_session, store_notice, unexpected, weights_choices)
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()
@@ -64,7 +64,7 @@ store_down = st.empty()  # filled at the end of the run if the shared store coul
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
-save_document()  # one summarized while the store was down (its disk full), now that it may be back
+link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",
@@ -121,7 +121,7 @@ if clicked or from_link or state.take_summarize_request():
         with state.running(), st.spinner("Running BERT and the sentence encoder…"):
             run_trace(**inputs)
         state.set_result(inputs)
-        save_document(inputs["text"])
+        link.save_document(inputs["text"])
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
     except Exception as e:  # noqa: BLE001  never a traceback in the browser

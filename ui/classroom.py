@@ -100,7 +100,7 @@ def publish(store, code: str, view: dict) -> None:
 
 def publish_mine(store, page: str) -> None:
     """A teacher's run: publish what this session shows (nothing before a Summarize or out of class)."""
-    from ui.common import save_document
+    from ui.link import save_document
 
     code, view = st.session_state.get(TEACHING), my_view(page)
     st.session_state[PAGE] = page  # for lead_heartbeat's retry

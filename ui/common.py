@@ -541,19 +541,6 @@ def store_notice(slot) -> None:
                      "for it and go on by themselves when it is back.")
 
 
-def save_document(text: str | None = None) -> None:
-    """Keep the summarized document behind this session's links and class (``ui.link.doc_id``);
-    when the store is down it is kept in the session and saved on a later run (``text`` None)."""
-    from ui import link
-
-    text = st.session_state.get(state.UNSAVED) if text is None else text
-    if text is None:
-        return
-    st.session_state[state.UNSAVED] = text
-    if shared(document_store().put, link.doc_id(text), text, default=False) is None:
-        del st.session_state[state.UNSAVED]
-
-
 def unexpected(error: Exception) -> None:
     """An error nobody planned for: logged on the server with an id, one line in the browser."""
     import uuid

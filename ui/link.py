@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import streamlit as st
 
 from ui import state
-from ui.common import BERT_VIEWS, COLORSCALES, example_text, weights_choices
+from ui.common import BERT_VIEWS, COLORSCALES, document_store, example_text, shared, weights_choices
 from viz.common import SCALES
 
 # query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,
@@ -31,6 +31,17 @@ READ, PAGE_READ = "_link_read", "_link_page_read"
 
 def doc_id(text: str) -> str:
     return "id:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def save_document(text: str | None = None) -> None:
+    """Keep the summarized document behind this session's links and class (``doc_id``);
+    when the store is down it is kept in the session and saved on a later run (``text`` None)."""
+    text = st.session_state.get(state.UNSAVED) if text is None else text
+    if text is None:
+        return
+    st.session_state[state.UNSAVED] = text
+    if shared(document_store().put, doc_id(text), text, default=False) is None:
+        del st.session_state[state.UNSAVED]
 
 
 def _to_url(value, kind: str) -> str:
