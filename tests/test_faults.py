@@ -263,18 +263,31 @@ def test_an_app_hosts_link_cut_for_20_s(site, klass):
 
 def test_an_app_process_killed(site, klass):
     """SIGKILL of the app process the teacher is not on: its student's browser reconnects through
-    nginx to the live host, rejoins (the class is in its address) and follows the teacher's next
-    page; the store has everything; the host is started again."""
+    nginx to the live host and rejoins by itself (the class is in its address: a new session
+    says "still here"), with the teacher doing nothing, then follows the teacher's next page; the
+    store has everything; the host is started again."""
+    from ui import classroom as C
+    from ui.store import Store
+
     teacher, other, code = klass["teacher"], klass["other"], klass["code"]
     student = klass["students"][other]
     before = stored(site, code)
+    store = Store(site["db"].url)
+    sessions = lambda: {r[0] for r in store.run("SELECT session FROM attendance WHERE code = ? AND session <> ?",  # noqa: E731
+                                                  (code, C.TEACHER_SEAT), True)}
+    known = sessions()
     server = site["apps"][other]
     os.killpg(server.proc.pid, signal.SIGKILL)
     killed = time.perf_counter()
     server.proc.wait(10)
     heading(student, "Heads", 1)  # what it showed stays on screen
+    while not sessions() - known:  # its page's new session on the live host
+        assert time.perf_counter() - killed < 120, "the student did not rejoin"
+        time.sleep(0.2)
+    recovery = time.perf_counter() - killed
+    heading(student, "Heads", 60)  # the teacher's page, taken again by the new session
     go_to(teacher, "Masks & positions")
-    recovery = heading(student, "Masks & positions", 180) - killed
+    heading(student, "Masks & positions", 60)
     student.get_by_text(f"Following class {code}").wait_for(timeout=30_000)
     after = stored(site, code)
     assert after[0] > before[0] and after[1] == before[1] and after[2] >= before[2]
@@ -282,7 +295,8 @@ def test_an_app_process_killed(site, klass):
     site["apps"][other] = site["stack"].enter_context(
         app_server(site["hosts"], other, site["logs"] / f"{other}.log", site["db"].url, **site["env"]))
     row("an app process killed (SIGKILL) mid-class",
-        "its students' pages reconnect through nginx to the live host and rejoin (the class is in the address)",
+        "its students' pages reconnect through nginx to the live host and rejoin by themselves (the class is in "
+        "the address), then follow the next page",
         recovery, "nothing stored; the student's own unsaved widget values on that process")
 
 
