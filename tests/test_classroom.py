@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
