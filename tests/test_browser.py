@@ -365,12 +365,21 @@ def test_exports_download_and_reopen(server, browser, shots, tmp_path):
     # the camera button of a figure, as SVG
     idle(page)  # the download buttons' reruns
     page.get_by_test_id("stSidebar").get_by_text("Figure downloads").click()
-    page.get_by_test_id("stSidebar").get_by_text("SVG", exact=True).click()
+    side = page.get_by_test_id("stSidebar")
+    for _ in range(3):  # a click while the expander still opens can miss: until the radio is checked
+        side.get_by_text("SVG", exact=True).click()
+        try:
+            side.get_by_role("radio", name="SVG").wait_for(state="attached")
+            page.wait_for_function("(el) => el.checked", arg=side.get_by_role("radio", name="SVG").element_handle(),
+                                   timeout=5000)
+            break
+        except Exception:  # noqa: BLE001  Playwright's TimeoutError: click again
+            pass
     idle(page)
     fig = main.locator(".js-plotly-plot").first
     fig.wait_for()
     page.wait_for_function("document.querySelector('[data-testid=stMain] .js-plotly-plot')"
-                           "._context.toImageButtonOptions.format === 'svg'", timeout=30_000)  # the rerun has reached it
+                           "._context.toImageButtonOptions.format === 'svg'", timeout=60_000)  # the rerun has reached it
     fig.hover()
     with page.expect_download(timeout=60_000) as d:
         fig.locator("[data-title='Download plot as a svg'], [data-title*='Download plot']").first.click()
