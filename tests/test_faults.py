@@ -5,7 +5,7 @@ process on each of ``app1`` and ``app2``, nginx here in front with the sticky co
 and students in Chromium (and a bare session) go through nginx; the tests run in file order on
 one class: it spans both hosts, then PostgreSQL goes down for 30 s, a host's link is cut for 20 s,
 an app process is killed, the teacher is away for 10 minutes. The SQLite store's disk fills up in
-its own test. Each prints a row of the Reliability table (``pytest -s``); all rows again at the end.
+its own test, and a corpus run on a two-host Ray cluster loses its worker host and its driver. Each prints a row of the Reliability table (``pytest -s``); all rows again at the end.
 Needs root (namespaces, tmpfs), Debian's nginx, postgresql and chromium; skipped without them.
 """
 from __future__ import annotations
