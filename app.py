@@ -58,7 +58,7 @@ def document_edited():
         st.session_state["example"] = None
 
 
-st.session_state.pop(state.STORE_DOWN, None)
+st.session_state.pop(state.STORE_DOWN, None)  # also what a fragment's failed call left (it said so in place)
 store_down = st.empty()  # filled at the end of the run if the shared store could not be reached
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings

@@ -23,6 +23,7 @@ import pytest
 
 from scripts.hosts import Hosts, Postgres, app_server, namespaces_possible, pg_bin
 from test_app import navigation_not_pages_dir, summarize as app_summarize  # noqa: F401  (a fixture; AppTest's Summarize)
+from test_browser import idle, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
@@ -109,17 +110,13 @@ def no_exception(*pages) -> None:
 
 
 def go_to(page, title: str) -> None:
+    """A click in the page list, without test_browser.go_to's wait for the run to end: a page that
+    cannot reach the store still changes, and the tests wait for what they look for."""
     page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
 
 
-def idle(page) -> None:
-    page.wait_for_timeout(200)
-    page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
-
-
 def summarize_in(page) -> None:
-    page.get_by_role("textbox", name="Document", exact=True).fill(PASTED)
-    page.get_by_role("button", name="Summarize").click()
+    summarize(page, PASTED)
     page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     idle(page)
 

@@ -441,7 +441,6 @@ def heartbeat(store, code: str) -> None:
 
     if shared(seen, store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False),
               default=False) is False:
-        st.session_state.pop(state.STORE_DOWN, None)  # said here: a fragment cannot write the page's notice
         st.caption(":material/cloud_off: The class's shared store cannot be reached: you keep this step, and "
                    "following goes on by itself when it is back.")
         return
@@ -461,7 +460,6 @@ def lead_heartbeat(store, code: str) -> None:
 
     if shared(seen, store, code, TEACHER_SEAT, True, default=False) is not False and PAGE in st.session_state:
         shared(publish_mine, store, st.session_state[PAGE])
-    st.session_state.pop(state.STORE_DOWN, None)
 
 
 def teacher_panel(store, url: str) -> None:
@@ -550,7 +548,6 @@ def who_is_here(store, code: str) -> None:
     from ui.common import shared
 
     connected, following = shared(attendance, store, code, default=("?", "?"))
-    st.session_state.pop(state.STORE_DOWN, None)
     st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
                 f"{following} following")
 

@@ -95,9 +95,10 @@ class Store:
         except queue.Empty:
             db, reused = self._connect(), False
         try:
-            yield db, reused
-        except BaseException:
+            yield db
+        except BaseException as e:
             db.close()  # in an unknown state: not reused
+            e.reused = reused  # a pooled connection a restart broke: worth one more try (run)
             raise
         self._idle.put(db)
 
@@ -150,20 +151,16 @@ class Store:
 
     def _run(self, query: str, args: tuple, fetch: bool, more):
         q = (lambda text: text.replace("?", "%s")) if self.postgres else (lambda text: text)
-        with self._connection() as (db, reused):
-            try:
-                if fetch and not more:
-                    return db.execute(q(query), args).fetchall()
-                if self.postgres:
-                    with db.transaction():
-                        return self._all(db, q(query), args, fetch, [(q(text), a) for text, a in more])
-                db.execute("BEGIN IMMEDIATE")
-                rows = self._all(db, query, args, fetch, more)
-                db.execute("COMMIT")
-                return rows
-            except Exception as e:
-                e.reused = reused  # a pooled connection a restart broke: worth one more try
-                raise
+        with self._connection() as db:
+            if fetch and not more:
+                return db.execute(q(query), args).fetchall()
+            if self.postgres:
+                with db.transaction():
+                    return self._all(db, q(query), args, fetch, [(q(text), a) for text, a in more])
+            db.execute("BEGIN IMMEDIATE")
+            rows = self._all(db, query, args, fetch, more)
+            db.execute("COMMIT")
+            return rows
 
     @staticmethod
     def _all(db, query: str, args: tuple, fetch: bool, more) -> list | None:
