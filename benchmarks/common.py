@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -49,8 +50,9 @@ def wait_healthy(proc: subprocess.Popen, url: str, timeout_s: float, what: str) 
     while time.time() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+        try:  # our own process's health: a self-signed certificate is not checked
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2,
+                                   context=ssl._create_unverified_context() if url.startswith("https") else None)
             return
         except OSError:
             time.sleep(0.3)
@@ -151,6 +153,11 @@ def median(xs: list[float], nd: int = 3) -> float | None:
     return round(statistics.median(xs), nd) if xs else None
 
 
+def private(path, flags: int) -> int:
+    """``open``'s opener for a file only its owner may read (logs hold pasted documents' errors)."""
+    return os.open(path, flags, 0o600)
+
+
 class Server:
     """``streamlit run app.py [-- app_args]`` on a free port in its own process group; stopped on exit.
     ``address``/``prefix``: another address to listen on and a command to run it under (scripts/hosts.py:
@@ -167,7 +174,7 @@ class Server:
                "--server.port", str(self.port), "--server.headless", "true",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
         cmd += ["--", *self.app_args] if self.app_args else []
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "a"), stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log, "a", opener=private), stderr=subprocess.STDOUT,
                                      start_new_session=True, env={**os.environ, **self.env})
         try:
             wait_healthy(self.proc, self.url, self.timeout_s, f"streamlit (log: {self.log})")

@@ -158,6 +158,7 @@ def main(argv=None) -> None:
     from contextlib import ExitStack
 
     from scripts.serve import Proxy
+    from ui.store import private_folder
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--app-hosts", type=int, default=2)
@@ -168,14 +169,16 @@ def main(argv=None) -> None:
     why = namespaces_possible()
     if why:
         raise SystemExit(why)
-    args.logs.mkdir(parents=True, exist_ok=True)
+    private_folder(args.logs)
     apps = [f"app{i + 1}" for i in range(args.app_hosts)]
+    secret = secrets.token_urlsafe(32)  # nginx → app hosts: who is asking (scripts/serve.py)
     with ExitStack() as stack:
         hosts = stack.enter_context(Hosts(["db", *apps]))
         db = stack.enter_context(Postgres(hosts.ip("db"), prefix=hosts.run("db", [])))
-        servers = [stack.enter_context(app_server(hosts, a, args.logs / f"{a}.log", db.url)) for a in apps]
+        servers = [stack.enter_context(app_server(hosts, a, args.logs / f"{a}.log", db.url,
+                                                  MICROSCOPE_PROXY_SECRET=secret)) for a in apps]
         proxy = stack.enter_context(Proxy([f"{hosts.ip(a)}:{s.port}" for a, s in zip(apps, servers)], args.port,
-                                          serve_classes=False))
+                                          serve_classes=False, secret=secret))
         print(f"PostgreSQL on db ({db.url}); " + ", ".join(f"{a} at {s.url}" for a, s in zip(apps, servers))
               + f"; nginx at {proxy.url}. In a host: ip netns exec {hosts.ns('app1')} … — Ctrl-C stops it all.",
               flush=True)

@@ -1,6 +1,7 @@
 """Serve a workshop: several app processes behind nginx, each browser session kept on one of them.
 
     python scripts/serve.py --processes 2 --port 8080 [--listen 0.0.0.0] [--upstream HOST:PORT ...]
+                            [--certfile CERT.pem --keyfile KEY.pem]
 
 Streamlit runs every session of a process on about one core, so past a handful of students the
 conventional way to scale is more processes behind a reverse proxy with sticky sessions: a
@@ -12,11 +13,20 @@ file (MICROSCOPE_STORE, given to every process; on several machines, a path they
 Each process keeps its own model and caches.
 
 ``--upstream`` adds app processes started elsewhere (``streamlit run app.py --server.port P`` on
-another machine with the same MICROSCOPE_STORE). Ctrl-C stops everything this started."""
+another machine with the same MICROSCOPE_STORE, and this run's MICROSCOPE_PROXY_SECRET, printed at
+start). Ctrl-C stops everything this started.
+
+Security (README: Security): nginx tells the app who is asking (X-Real-IP, for the password
+throttle) with a secret header the app checks (MICROSCOPE_PROXY_SECRET: random per run unless set);
+a request without it is its socket's peer. ``--certfile``/``--keyfile``: HTTPS and websockets over
+TLS, the route cookie Secure, HSTS, plain HTTP on that port redirected. nginx hides its version, runs
+its workers as an unprivileged user when started as root, and limits each address's connections.
+Logs and the store default to a private per-user folder (0700, owner checked)."""
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -30,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import Server, descendants, free_port, wait_healthy  # noqa: E402
 from model.load import parse_model_spec  # noqa: E402
+from ui.classroom import PROXY_SECRET  # noqa: E402
+from ui.store import private_folder  # noqa: E402
 
 NGINX_CONF = """\
 {user}worker_processes 1;
@@ -37,6 +49,7 @@ pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
+  server_tokens off;  # no version in the Server header or error pages
   access_log off;
   client_body_temp_path {dir}/body;
   proxy_temp_path {dir}/proxy;
@@ -47,6 +60,8 @@ http {{
   # class version files: a classroom behind one NAT polls at 2/s per student, so allow 100/s per
   # address (50 students) with bursts; a prober gets 429 past that (the names are random anyway)
   limit_req_zone $binary_remote_addr zone=classes:1m rate={poll_rate}r/s;
+  # a session holds its websocket (1 day): at most {conn_limit} connections per address (CONN_LIMIT)
+  limit_conn_zone $binary_remote_addr zone=per_address:1m;
   # sticky sessions: the first request picks a process at random, the cookie keeps the browser there
   map $cookie_microscope_route $microscope_route {{ '' $request_id; default $cookie_microscope_route; }}
   upstream microscope {{
@@ -54,65 +69,118 @@ http {{
 {servers}
   }}
   server {{
-    listen {listen}:{port};
-    client_max_body_size 2m;
+    listen {listen}:{port}{ssl};
+{tls}    client_max_body_size 2m;
 {classes}    location / {{
+      limit_conn per_address {conn_limit};
+      limit_conn_status 429;
       proxy_pass http://microscope;
       proxy_http_version 1.1;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
       proxy_set_header Host $host;
-      proxy_set_header X-Microscope-Proxy nginx;  # the class version file is ours to serve: read it often
-      proxy_set_header X-Real-IP $remote_addr;  # who is asking (ui.classroom throttles wrong passwords per client)
+      # this run's secret: only with it does the app believe X-Real-IP, who is asking (ui.classroom.client:
+      # wrong passwords are throttled per client); nginx replaces whatever a browser sent in either
+      proxy_set_header X-Microscope-Proxy {secret};
+      proxy_set_header X-Real-IP $remote_addr;
       proxy_read_timeout 1d;
       proxy_connect_timeout 3s;  # a host that does not answer (cut off): the next one, not a minute's wait
-      add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax" always;
-{extra}    }}
+      add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax{secure}" always;
+{hsts}{extra}    }}
   }}
 }}
 """
 
 
 POLL_RATE = 100  # version-file reads per second per client address (a NAT'd class of 50 polls at this rate)
-CLASSES_FROM_DISK = """\
+# connections per client address on /: a browser holds its websocket and opens a few requests beside it
+# (static files, uploads); a class of 60 behind one NAT at 3 each, with room to spare
+CONN_LIMIT = 200
+CLASSES = """\
     location /app/static/classes/ {{
-      # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk here
+      # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk,
+      # or from the app processes where nginx's workers cannot read the folder or it is on other machines
       limit_req zone=classes burst={poll_burst} nodelay;
       limit_req_status 429;
-      alias {folder}/;
+      {source}
       add_header Cache-Control "no-store";
-    }}
+{hsts}    }}
 """
+TLS = """\
+    ssl_certificate {certfile};
+    ssl_certificate_key {keyfile};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    error_page 497 =301 https://$host:$server_port$request_uri;  # plain HTTP on this port: to HTTPS
+"""
+HSTS = '      add_header Strict-Transport-Security "max-age=31536000" always;\n'
+
+
+def worker_user() -> tuple[str, str] | None:
+    """nginx's workers' user and group when started as root (Debian's www-data, else nobody); None
+    when not root (they run as whoever started nginx)."""
+    import grp
+    import pwd
+
+    if os.geteuid() != 0:
+        return None
+    for name in ("www-data", "nobody"):
+        try:
+            pw = pwd.getpwnam(name)
+            return name, grp.getgrgid(pw.pw_gid).gr_name
+        except KeyError:
+            continue
+    raise SystemExit("no unprivileged user (www-data, nobody) for nginx's workers")
+
+
+def others_can_read(folder: Path) -> bool:
+    """Whether a user other than its owner can list ``folder`` (every folder above it crossable)."""
+    folder = folder.resolve()
+    return (folder.stat().st_mode & 0o005 == 0o005
+            and all(p.stat().st_mode & 0o001 for p in folder.parents))
 
 
 class Proxy:
     """nginx in front of ``upstreams`` ("host:port"), listening on ``listen:port``. ``serve_classes``:
     nginx reads the class version files from this machine's disk (app processes here write them);
     off (app processes on other machines: scripts/hosts.py), each process serves its own copy.
-    ``show_upstream``: responses say which process answered (X-Microscope-Upstream; for tests)."""
+    ``show_upstream``: responses say which process answered (X-Microscope-Upstream; for tests).
+    ``secret``: what the app processes got as MICROSCOPE_PROXY_SECRET. ``certfile``/``keyfile``: HTTPS."""
 
     def __init__(self, upstreams: list[str], port: int | None = None, listen: str = "127.0.0.1",
-                 serve_classes: bool = True, show_upstream: bool = False):
+                 serve_classes: bool = True, show_upstream: bool = False, secret: str = "",
+                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT):
         self.upstreams, self.port, self.listen = upstreams, port or free_port(), listen
         self.serve_classes, self.show_upstream = serve_classes, show_upstream
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.secret, self.conn_limit = secret, conn_limit
+        self.certfile, self.keyfile = (Path(certfile).resolve() if certfile else None,
+                                       Path(keyfile).resolve() if keyfile else None)
+        self.url = f"{'https' if self.certfile else 'http'}://127.0.0.1:{self.port}"
 
     def __enter__(self):
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         if not Path(nginx).exists():
             raise SystemExit("nginx is not installed: apt-get install -y nginx")
-        self.dir = Path(tempfile.mkdtemp(prefix="microscope_nginx_"))
-        user = "user root root;\n" if os.geteuid() == 0 else ""  # root: workers may write the temp folders
+        if not self.secret or any(c in self.secret for c in " ;'\"{}$\\"):
+            raise ValueError("the proxy secret must be a token (letters, digits, - and _)")
+        self.dir = Path(tempfile.mkdtemp(prefix="microscope_nginx_"))  # 0700: the secret is in its nginx.conf
+        worker = worker_user()
+        if worker:  # the workers cross into it to their temp folders (nginx makes those theirs), no more
+            self.dir.chmod(0o711)
         servers = "\n".join(f"    server {u};" for u in self.upstreams)
         from ui.classroom import STATIC
 
         STATIC.mkdir(parents=True, exist_ok=True)
-        classes = CLASSES_FROM_DISK.format(folder=STATIC, poll_burst=2 * POLL_RATE) if self.serve_classes else ""
+        hsts = HSTS if self.certfile else ""
+        from_disk = self.serve_classes and (worker is None or others_can_read(STATIC))
+        classes = CLASSES.format(source=f"alias {STATIC}/;" if from_disk else "proxy_pass http://microscope;",
+                                 poll_burst=2 * POLL_RATE, hsts=hsts)
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
-        (self.dir / "nginx.conf").write_text(NGINX_CONF.format(user=user, dir=self.dir, servers=servers,
-                                                               listen=self.listen, port=self.port, classes=classes,
-                                                               poll_rate=POLL_RATE,
-                                                               extra=extra))
+        tls = TLS.format(certfile=self.certfile, keyfile=self.keyfile) if self.certfile else ""
+        (self.dir / "nginx.conf").write_text(NGINX_CONF.format(
+            user=f"user {worker[0]} {worker[1]};\n" if worker else "", dir=self.dir, servers=servers,
+            listen=self.listen, port=self.port, ssl=" ssl" if self.certfile else "", tls=tls, classes=classes,
+            poll_rate=POLL_RATE, conn_limit=self.conn_limit, secret=self.secret,
+            secure="; Secure" if self.certfile else "", hsts=hsts, extra=extra))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)
@@ -137,14 +205,19 @@ class Cluster:
     and no ``upstreams``: the one process, no proxy)."""
 
     def __init__(self, processes: int, log_dir: Path, port: int | None = None, listen: str = "127.0.0.1",
-                 upstreams: tuple[str, ...] = (), env: dict[str, str] | None = None, app_args: tuple[str, ...] = ()):
+                 upstreams: tuple[str, ...] = (), env: dict[str, str] | None = None, app_args: tuple[str, ...] = (),
+                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT):
         self.processes, self.log_dir, self.port, self.listen = processes, Path(log_dir), port, listen
         self.upstreams, self.env, self.app_args = list(upstreams), dict(env or {}), tuple(app_args)
+        self.certfile, self.keyfile, self.conn_limit = certfile, keyfile, conn_limit
+        # the app processes believe nginx's X-Real-IP only with this (random per run unless given)
+        self.secret = self.env.get(PROXY_SECRET) or os.environ.get(PROXY_SECRET) or secrets.token_urlsafe(32)
 
     def __enter__(self):
         self.stack = ExitStack()
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        env = {"MICROSCOPE_STORE": str(self.log_dir / "documents.sqlite3"), **os.environ, **self.env}
+        private_folder(self.log_dir)
+        env = {"MICROSCOPE_STORE": str(self.log_dir / "documents.sqlite3"), **os.environ, **self.env,
+               PROXY_SECRET: self.secret}
         self.store = env["MICROSCOPE_STORE"]  # what the processes share
         try:
             self.servers = [self.stack.enter_context(Server(self.log_dir / f"app{i + 1}.log", env=env,
@@ -152,10 +225,12 @@ class Cluster:
                             for i in range(self.processes)]
             upstreams = [f"127.0.0.1:{s.port}" for s in self.servers] + self.upstreams
             self.proxy = None
-            if len(upstreams) == 1 and self.port is None:
+            if len(upstreams) == 1 and self.port is None and self.certfile is None:
                 self.url = self.servers[0].url
             else:
-                self.proxy = self.stack.enter_context(Proxy(upstreams, self.port, self.listen))
+                self.proxy = self.stack.enter_context(Proxy(upstreams, self.port, self.listen, secret=self.secret,
+                                                            certfile=self.certfile, keyfile=self.keyfile,
+                                                            conn_limit=self.conn_limit))
                 self.url = self.proxy.url
         except BaseException:
             self.stack.close()
@@ -182,25 +257,43 @@ def main(argv=None) -> None:
     p.add_argument("--listen", default="0.0.0.0", help="the proxy's address (default all interfaces)")
     p.add_argument("--upstream", action="append", default=[], metavar="HOST:PORT",
                    help="an app process on another machine (repeatable)")
-    p.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "microscope_serve",
-                   help="app logs (and, unless MICROSCOPE_STORE is set, the shared document store)")
+    p.add_argument("--logs", type=Path, default=state_folder() / "serve",
+                   help="app logs (and, unless MICROSCOPE_STORE is set, the shared document store); made private "
+                        "(0700), refused if another user owns it (default: %(default)s)")
+    p.add_argument("--certfile", type=Path, help="serve HTTPS with this certificate (PEM, the chain after it)")
+    p.add_argument("--keyfile", type=Path, help="the certificate's private key (PEM)")
     p.add_argument("--model", action="append", default=[], metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
                    help="a model every app process offers (repeatable; as for streamlit run app.py -- --model)")
     p.add_argument("--models", action="append", default=[], metavar="FILE.toml", help="models from a TOML file")
     args = p.parse_args(argv)
+    if bool(args.certfile) != bool(args.keyfile):
+        p.error("--certfile and --keyfile go together")
     specs = [parse_model_spec(m) for m in args.model]  # the app processes run in the repository: absolute paths
     app_args = tuple(a for m in specs for a in ("--model", f"{m.name}={m.backbone.resolve()}" + (
         f",{m.checkpoint.resolve()}" if m.checkpoint else ""))) + tuple(
         a for f in args.models for a in ("--models", str(Path(f).resolve())))
-    with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream), app_args=app_args) as cluster:
+    with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream), app_args=app_args,
+                 certfile=args.certfile, keyfile=args.keyfile) as cluster:
+        scheme = "https" if args.certfile else "http"
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
-              f"http://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
+              f"{scheme}://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
+        if not args.certfile:
+            print("Plain HTTP: passwords and resume keys cross the network in clear (README: Security, "
+                  "--certfile/--keyfile).", flush=True)
+        if args.upstream:
+            print(f"Start each --upstream app process with {PROXY_SECRET}={cluster.secret} in its environment "
+                  "and --server.address set to its private interface (README: Security).", flush=True)
         try:
             while all(s.proc.poll() is None for s in cluster.servers):
                 time.sleep(1)
             print("an app process stopped; see its log", file=sys.stderr)
         except KeyboardInterrupt:
             pass
+
+
+def state_folder() -> Path:
+    """The user's own state folder ($XDG_STATE_HOME, else ~/.local/state) for this app."""
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "attention-microscope"
 
 
 if __name__ == "__main__":

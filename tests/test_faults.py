@@ -73,10 +73,11 @@ def site(tmp_path_factory):
     with ExitStack() as stack:
         hosts = stack.enter_context(Hosts(["db", "app1", "app2"]))
         db = stack.enter_context(Postgres(hosts.ip("db"), prefix=hosts.run("db", [])))
-        env = {"MICROSCOPE_TEACHER_PASSWORD": PASSWORD}
+        env = {"MICROSCOPE_TEACHER_PASSWORD": PASSWORD, "MICROSCOPE_PROXY_SECRET": "faults-" + os.urandom(12).hex()}
         apps = {a: stack.enter_context(app_server(hosts, a, logs / f"{a}.log", db.url, **env)) for a in ("app1", "app2")}
         proxy = stack.enter_context(Proxy([f"{hosts.ip(a)}:{s.port}" for a, s in apps.items()],
-                                          serve_classes=False, show_upstream=True))
+                                          serve_classes=False, show_upstream=True,
+                                          secret=env["MICROSCOPE_PROXY_SECRET"]))
         from playwright.sync_api import sync_playwright
 
         from benchmarks.common import launch_chromium
@@ -142,7 +143,8 @@ def klass(site):
     side.get_by_role("button", name="Start a class").click()
     code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
                      .inner_text(timeout=60_000)).group(1)
-    key = side.get_by_test_id("stCode").nth(1).inner_text().strip()
+    side.get_by_text("Show resume key").click()  # hidden from the projected screen until asked for
+    key = side.get_by_test_id("stCode").nth(1).inner_text(timeout=30_000).strip()
     students = {}
     for _ in range(12):  # nginx picks a host at random; its cookie keeps the browser there
         page, on = open_page(site, f"/?class={code}")
@@ -353,7 +355,7 @@ def test_the_sqlite_stores_disk_fills_up(tmp_path, monkeypatch, navigation_not_p
         document_store.clear()
         at = app_summarize(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), SHORT)
         store = Store(disk / "store.sqlite3")
-        assert store.get(doc_id(SHORT)) == SHORT
+        assert store.get(doc_id(SHORT, store)) == SHORT
         try:  # the disk fills up
             with open(disk / "filler", "wb") as f:
                 while True:
@@ -370,11 +372,11 @@ def test_the_sqlite_stores_disk_fills_up(tmp_path, monkeypatch, navigation_not_p
         check = sqlite3.connect(disk / "store.sqlite3")
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         check.close()
-        assert store.get(doc_id(SHORT)) == SHORT
+        assert store.get(doc_id(SHORT, store)) == SHORT
         (disk / "filler").unlink()  # space is back
         at.run()
         assert not [w for w in at.warning if "disk is full" in w.value] and not at.exception
-        assert store.get(doc_id(other)) == other
+        assert store.get(doc_id(other, store)) == other
         row("the SQLite store's disk full (8 MiB tmpfs)",
             "\"the shared store's disk is full\" on the page; the summary is shown", None,
             "nothing (integrity check ok; the new document saved on the first run after space is back)")

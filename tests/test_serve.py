@@ -207,10 +207,10 @@ def test_a_bare_session_follows_a_class_through_nginx(cluster):
     from ui.store import Store
 
     store = Store(cluster.store)
-    store.put(doc_id(ARTICLE), ARTICLE)
-    view = {"page": "bert_attention", "doc": doc_id(ARTICLE), "k": 3, "tb": True, "w": None, "pickers": {},
+    store.put(doc_id(ARTICLE, store), ARTICLE)
+    view = {"page": "bert_attention", "doc": doc_id(ARTICLE, store), "k": 3, "tb": True, "w": None, "pickers": {},
             "lesson": None}
-    code = C.start(store, view)
+    code = C.start(store, view, leader="this test")
     C.mirror(C.poll_name(store, code), C.version(store, code))
 
     async def follow():
@@ -219,7 +219,7 @@ def test_a_bare_session_follows_a_class_through_nginx(cluster):
         await student.wait_text("BERT attention", 120)
         task = asyncio.create_task(student.follow_class(code))
         assert student.components["class_follow"][1]["every"] == C.POLL_PROXIED_S * 1000  # behind nginx
-        C.publish(store, code, {**view, "page": "learn"})
+        C.publish(store, code, {**view, "page": "learn"}, "this test")
         await student.wait_text("Learn: how one attention head works", 60)
         assert max(student.seen) == 2  # its poll read the new version
         task.cancel()

@@ -13,8 +13,13 @@ channel between processes, so students and teacher may be on different app proce
 its static files). A student can leave to explore and come back. Lessons: TOML files in
 lessons/, stepped with Back/Next, alone or for a class.
 
+Who may lead (README: Security): one session leads a class at a time, the one that started it or
+last resumed it with its resume key (a new key at every resume); the store refuses the others'
+writes. Wrong passwords and keys are counted per client in the store, never per class.
+
 Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start a class),
-MICROSCOPE_CLASS_HOURS (how long a join link works, default 12).
+MICROSCOPE_CLASS_HOURS (how long a join link works, default 12), MICROSCOPE_PROXY_SECRET (given by
+scripts/serve.py: only a request carrying it may name its client's address).
 """
 from __future__ import annotations
 
@@ -40,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
 POLL_S = 1.0  # a student's browser's check of the class version (a static file from Streamlit)
 POLL_PROXIED_S = 0.5  # the same behind scripts/serve.py, where nginx serves it (~30 µs of CPU a read)
-PROXIED = "X-Microscope-Proxy"  # the header scripts/serve.py's nginx adds
+PROXIED = "X-Microscope-Proxy"  # the header scripts/serve.py's nginx adds: this run's secret
+PROXY_SECRET = "MICROSCOPE_PROXY_SECRET"  # the environment variable that holds it
 SEEN_S = 20.0  # a student's "still here"; connected = seen in the last 3 × SEEN_S
 STATIC = ROOT / "static" / "classes"  # served at app/static/classes/ (server.enableStaticServing)
 FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
@@ -49,7 +55,9 @@ FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale",
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 TEACHER_SEAT = ""  # the teacher's row in attendance (students' sessions are uuid hex): when last seen
 AWAY_S = 120.0  # a teacher unseen this long is "away" (tab closed, laptop asleep): students are told
+FREE_TRIES = 5  # wrong passwords or resume keys a client may make before it has to wait
 MAX_WAIT_S = 300.0  # the longest wait a run of wrong passwords or resume keys earns
+FORGET_S = 3600.0  # a client's wrong tries are forgotten this long after its last one
 KEEP_ENDED_S = 7 * 24 * 3600  # an ended or expired class is kept (its view emptied) this long: its link says "has ended"
 
 
@@ -59,43 +67,70 @@ def hours() -> float:
     return float(os.environ.get("MICROSCOPE_CLASS_HOURS", 12))
 
 
-def start(store, view: dict, valid_hours: float | None = None) -> str:
-    """A new class showing ``view``; → its code. Classes ended more than KEEP_ENDED_S ago go."""
+def valid_code(code: str) -> bool:
+    """A class code as ``start`` makes them (6 of CODE_LETTERS): anything else is refused before it
+    is counted, looked up or logged."""
+    return len(code) == 6 and all(c in CODE_LETTERS for c in code)
+
+
+def start(store, view: dict, valid_hours: float | None = None, leader: str = "") -> str:
+    """A new class showing ``view``, led by the session ``leader``; → its code. Classes expired
+    since are emptied (their views name documents); those ended more than KEEP_ENDED_S ago go."""
     code = "".join(secrets.choice(CODE_LETTERS) for _ in range(6))
     now = time.time()
     store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
+              ("UPDATE classes SET state = '{}' WHERE expires < ? AND state <> '{}'", (now,)),
               ("DELETE FROM attendance WHERE code NOT IN (SELECT code FROM classes)", ()),
               ("DELETE FROM leaders WHERE code NOT IN (SELECT code FROM classes)", ()),
+              ("DELETE FROM leads WHERE code NOT IN (SELECT code FROM classes)", ()),
               ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
+              ("INSERT INTO leads VALUES (?, ?)", (code, leader)),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
                                                        now + 3600 * (valid_hours or hours()))))
     return code
 
 
-def end(store, code: str) -> None:
-    """End the class for everyone: it expires now and forgets the teacher's view (the document's
-    id); its version file goes, so following browsers see it gone (and say so)."""
-    store.run("UPDATE classes SET state = ?, expires = ? WHERE code = ?", ("{}", time.time() - 1, code))
-    poll_file(store, code).unlink(missing_ok=True)
+LEADS = "code IN (SELECT code FROM leads WHERE code = ? AND session = ?)"  # the store's check of a leader's write
 
 
-def publish(store, code: str, view: dict) -> None:
+def leads(store, code: str, leader: str) -> bool:
+    """Whether the session ``leader`` leads ``code`` now (a resume elsewhere moves the lead)."""
+    return bool(store.run("SELECT 1 FROM leads WHERE code = ? AND session = ?", (code, leader), True))
+
+
+def end(store, code: str, leader: str) -> bool:
+    """End the class for everyone, if ``leader`` leads it: it expires now and forgets the teacher's
+    view (the document's id); its version file goes, so following browsers see it gone (and say so)."""
+    done = store.run(f"UPDATE classes SET state = ?, expires = ? WHERE code = ? AND {LEADS} RETURNING code",
+                     ("{}", time.time() - 1, code, code, leader), True)
+    if done:
+        poll_file(store, code).unlink(missing_ok=True)
+    return bool(done)
+
+
+def publish(store, code: str, view: dict, leader: str) -> bool:
     """The teacher's view now; the version moves only if it changed (then the static file too).
     Pickers that only appeared (a page's widgets drawn for the first time, at their defaults) are
     stored without moving it: a student on the view before them draws the same defaults, since
     taking a view drops the pickers it does not name (``apply_pending``). So a student reruns once
-    per step of the teacher, not once more after the teacher's page has drawn."""
+    per step of the teacher, not once more after the teacher's page has drawn.
+    Only the session that leads the class writes (checked in the write itself); → whether it leads."""
     text = json.dumps(view, sort_keys=True)
-    rows = store.run("SELECT state FROM classes WHERE code = ?", (code,), True)
-    if not rows or rows[0][0] == text:
-        return
+    rows = store.run("SELECT c.state FROM classes c JOIN leads l ON l.code = c.code WHERE c.code = ? AND "
+                     "l.session = ?", (code, leader), True)
+    if not rows:
+        return False
+    if rows[0][0] == text:
+        return True
     old = json.loads(rows[0][0])
     pickers, before = view.get("pickers") or {}, old.get("pickers") or {}
     only_added = ({**old, "pickers": None} == {**view, "pickers": None}
                   and all(k in pickers and pickers[k] == v for k, v in before.items()))
-    store.run("UPDATE classes SET state = ?, version = version + ? WHERE code = ?",
-              (text, 0 if only_added else 1, code))
-    mirror(poll_name(store, code), version(store, code))
+    done = store.run(f"UPDATE classes SET state = ?, version = version + ? WHERE code = ? AND {LEADS} "
+                     "RETURNING version", (text, 0 if only_added else 1, code, code, leader), True)
+    if done:
+        mirror(poll_name(store, code), done[0][0])
+    return bool(done)
 
 
 def publish_mine(store, page: str) -> None:
@@ -106,7 +141,8 @@ def publish_mine(store, page: str) -> None:
     st.session_state[PAGE] = page  # for lead_heartbeat's retry
     if code is not None and view is not None:
         save_document()  # a document summarized while the store was down, first: students read it
-        publish(store, code, view)
+        if not publish(store, code, view, st.session_state.get(LEADER, "")):
+            led_elsewhere(code)
 
 
 def version(store, code: str) -> int | None:
@@ -121,7 +157,11 @@ def lookup(store, code: str) -> tuple[dict, int] | str:
     if not rows:
         return "unknown"
     text, v, expires = rows[0]
-    return "ended" if expires < time.time() else (json.loads(text), v)
+    if expires < time.time():
+        if text != "{}":  # expired, not ended: its view (the document's id) goes now
+            store.run("UPDATE classes SET state = '{}' WHERE code = ?", (code,))
+        return "ended"
+    return json.loads(text), v
 
 
 def seen(store, code: str, session: str, following: bool) -> None:
@@ -136,16 +176,33 @@ def attendance(store, code: str) -> tuple[int, int]:
     return int(rows[0][0]), int(rows[0][1])
 
 
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def new_resume_key(store, code: str) -> str:
-    """A key that lets its holder lead ``code`` again from any browser (only its hash is stored)."""
+    """A key that lets its holder lead ``code`` again from any browser (72 bits; only its hash is
+    stored): made when the class starts."""
     key = secrets.token_urlsafe(9)
-    store.run("UPDATE leaders SET key_hash = ? WHERE code = ?", (hashlib.sha256(key.encode()).hexdigest(), code))
+    store.run("UPDATE leaders SET key_hash = ? WHERE code = ?", (_hash(key), code))
     return key
 
 
 def may_lead(store, code: str, key: str) -> bool:
     rows = store.run("SELECT key_hash FROM leaders WHERE code = ?", (code,), True)
-    return bool(rows) and hmac.compare_digest(rows[0][0], hashlib.sha256(key.encode()).hexdigest())
+    return bool(rows) and hmac.compare_digest(rows[0][0], _hash(key))
+
+
+def take_lead(store, code: str, key: str, leader: str) -> str | None:
+    """Resume: with the right key, the session ``leader`` leads ``code`` now and gets a new key (→
+    it; None if the key is wrong). The key used is spent and the previous leader's writes are
+    refused from now on. One transaction, on the key's hash: of two resumes with one key, one wins."""
+    new = secrets.token_urlsafe(9)
+    done = store.run("UPDATE leads SET session = ? WHERE code = ? AND code IN "
+                     "(SELECT code FROM leaders WHERE code = ? AND key_hash = ?) RETURNING code",
+                     (leader, code, code, _hash(key)), True,
+                     ("UPDATE leaders SET key_hash = ? WHERE code = ? AND key_hash = ?", (_hash(new), code, _hash(key))))
+    return new if done else None
 
 
 def teacher_away(store, code: str) -> float | None:
@@ -155,30 +212,35 @@ def teacher_away(store, code: str) -> float | None:
     return gone if gone > AWAY_S else None
 
 
+def delay(failures: int) -> float:
+    """The wait after ``failures`` wrong tries in a row: none for FREE_TRIES, then 2, 4, 8 … s."""
+    return 0.0 if failures < FREE_TRIES else min(2.0 ** (failures - FREE_TRIES + 1), MAX_WAIT_S)
+
+
 class Throttle:
-    """Wrong passwords and resume keys: after each wrong try from a client (or at a class) the
-    next is refused for 2, 4, 8 … seconds (at most MAX_WAIT_S), and the try is logged. In this
-    process: each app process behind nginx counts its own (the sticky cookie keeps a browser on one)."""
+    """Wrong passwords and resume keys, per client (never per class: every student knows the code,
+    and a count there would only let one lock the teacher out): FREE_TRIES, then each wrong try
+    makes the next wait 2, 4, 8 … s (at most MAX_WAIT_S); logged. Kept in the store, so every app
+    process counts the same tries, also after a restart; forgotten FORGET_S after the last one."""
 
-    def __init__(self):
-        self.failed: dict[tuple, tuple[int, float]] = {}
+    def __init__(self, store):
+        self.store = store
 
-    def wait(self, *who: tuple) -> float:
+    def wait(self, who: str) -> float:
         now = time.time()
-        return max([self.failed.get(w, (0, 0.0))[1] - now for w in who] + [0.0])
+        rows = self.store.run("SELECT failures, last FROM throttle WHERE who = ? AND last >= ?",
+                              (who, now - FORGET_S), True)
+        return max(rows[0][1] + delay(rows[0][0]) - now, 0.0) if rows else 0.0
 
-    def wrong(self, *who: tuple) -> None:
-        for w in who:
-            n = self.failed.get(w, (0, 0.0))[0] + 1
-            self.failed[w] = (n, time.time() + min(2.0 ** n, MAX_WAIT_S))
+    def wrong(self, who: str) -> None:
+        now = time.time()
+        self.store.run("DELETE FROM throttle WHERE last < ?", (now - FORGET_S,), False,
+                       ("INSERT INTO throttle VALUES (?, 1, ?) ON CONFLICT(who) DO UPDATE SET "
+                        "failures = throttle.failures + 1, last = excluded.last", (who, now)))
         logging.getLogger("microscope").warning("class: wrong password or resume key from %s", who)
 
-    def right(self, *who: tuple) -> None:
-        for w in who:
-            self.failed.pop(w, None)
-
-
-THROTTLE = Throttle()
+    def right(self, who: str) -> None:
+        self.store.run("DELETE FROM throttle WHERE who = ?", (who,))
 
 
 # ---------------------------------------------------------------- lessons
@@ -222,15 +284,31 @@ def script_of(page: str) -> str:
 
 # ---------------------------------------------------------------- in the app (Streamlit)
 
-TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE = (
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE, LEADER, ELSEWHERE = (
     state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
-    "class_step", "class_moved", "class_resume_key", "class_page")
+    "class_step", "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")
+
+
+def from_our_proxy(sent: str | None) -> bool:
+    """Whether a request's PROXIED header is this server's secret (scripts/serve.py gives it to the
+    app processes and to nginx; compared in constant time). Anyone may send the header itself."""
+    secret = os.environ.get(PROXY_SECRET)
+    return bool(secret and sent) and hmac.compare_digest(sent.encode(), secret.encode())
 
 
 def client() -> str:
-    """Who is asking: the address nginx saw (scripts/serve.py), else the socket's."""
-    return (st.context.headers.get("X-Real-IP") if st.context.headers.get(PROXIED) else None) or \
-        str(getattr(st.context, "ip_address", None) or "unknown")
+    """Who is asking: the address our nginx saw (only with its secret), else the socket's peer."""
+    headers = st.context.headers
+    forwarded = headers.get("X-Real-IP") if from_our_proxy(headers.get(PROXIED)) else None
+    return (forwarded or str(getattr(st.context, "ip_address", None) or "unknown"))[:64]
+
+
+def led_elsewhere(code: str) -> None:
+    """This session no longer leads ``code`` (its resume key was used elsewhere): it stops leading
+    and its panel says so once."""
+    for k in (TEACHING, RESUME, LEADER):
+        st.session_state.pop(k, None)
+    st.session_state[ELSEWHERE] = code
 
 
 def my_view(page: str) -> dict | None:
@@ -285,7 +363,8 @@ def apply_pending(page) -> None:
         if p is None or (p["text"], p["k"], p["block_trigram"], p["weights"]) != (view["text"], view["k"], view["tb"], w):
             state.request_summarize()
     for key, value in view["pickers"].items():
-        st.session_state[state.keep(key)] = value
+        if key in FOLLOWED:  # a stored view names nothing else of a student's session
+            st.session_state[state.keep(key)] = value
     if view.get("complete"):  # the teacher's whole view: a picker it does not name is at its default
         for key in set(FOLLOWED) - set(view["pickers"]):
             st.session_state.pop(key, None)
@@ -423,7 +502,7 @@ def follow(store) -> None:
     if st.session_state.get(FOLLOWING):
         st.caption(f":material/school: Following class **{code}**.")
         st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
-        every = POLL_PROXIED_S if st.context.headers.get(PROXIED) else POLL_S
+        every = POLL_PROXIED_S if from_our_proxy(st.context.headers.get(PROXIED)) else POLL_S
         _follow(key="class_follow", data={"file": poll_name(store, code), "version": st.session_state.get(APPLIED),
                                           "every": int(every * 1000)},
                 on_moved_change=lambda: st.session_state.update({MOVED: True}))
@@ -455,35 +534,46 @@ def heartbeat(store, code: str) -> None:
 @st.fragment(run_every=SEEN_S)
 def lead_heartbeat(store, code: str) -> None:
     """The teacher's page is open: "still here", so students are not told the teacher is away; and
-    the teacher's view again, in case a publish failed while the store was down (one read if not)."""
+    the teacher's view again, in case a publish failed while the store was down (one read if not).
+    If the class is led from elsewhere now, the whole page reruns to say so."""
     from ui.common import shared
 
     if shared(seen, store, code, TEACHER_SEAT, True, default=False) is not False and PAGE in st.session_state:
         shared(publish_mine, store, st.session_state[PAGE])
+    if TEACHING not in st.session_state:
+        st.rerun()
 
 
 def teacher_panel(store, url: str) -> None:
     """Sidebar: start a class (password when MICROSCOPE_TEACHER_PASSWORD is set), then its code,
     join link, QR code, who is connected, and the lesson's Back/Next."""
     code = st.session_state.get(TEACHING)
+    if code is not None and not leads(store, code, st.session_state.get(LEADER, "")):
+        led_elsewhere(code)
+        code = None
     if code is None:
+        if st.session_state.get(ELSEWHERE):
+            st.warning(f"Class {st.session_state[ELSEWHERE]} is now led from another browser (its resume key "
+                       "was used there): this page no longer leads it.", icon=":material/swap_horiz:")
         secret = os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
-            who = (("client", client()),)
-            wait = THROTTLE.wait(*who)
+            throttle, who = Throttle(store), client()
+            wait = throttle.wait(who)
             if wait > 0:
                 st.error(f"Too many wrong passwords: try again in {wait:.0f} s.")
             elif not password_ok(secret, given):
-                THROTTLE.wrong(*who)
+                throttle.wrong(who)
                 st.error("Wrong teacher password.")
             elif state.params() is None:
                 st.error("Summarize a document first: the class starts on what you show.")
             else:
-                THROTTLE.right(*who)
-                code = st.session_state[TEACHING] = start(store, {})  # the view follows at the end of this run
+                throttle.right(who)
+                leader = st.session_state[LEADER] = uuid.uuid4().hex
+                code = st.session_state[TEACHING] = start(store, {}, leader=leader)  # the view: at the end of this run
                 st.session_state[RESUME] = new_resume_key(store, code)
+                st.session_state.pop(ELSEWHERE, None)
         resume_form(store, secret)
         if TEACHING not in st.session_state:
             return
@@ -498,13 +588,23 @@ def teacher_panel(store, url: str) -> None:
     lead_heartbeat(store, code)
     who_is_here(store, code)
     st.code(link, language=None)
-    if st.session_state.get(RESUME):
-        st.caption("To lead this class again from another tab or browser (after a reload, a closed tab or a "
-                   "restart), keep its code and this resume key:")
-        st.code(st.session_state[RESUME], language=None)
     st.image(qr_png(link), width=160)
+    resume_key_panel()
     st.button("End the class", key="class_end", on_click=end_mine, args=(store, code),
               help="Ends it for every student too; its link then says it has ended.")
+
+
+def resume_key_panel() -> None:
+    """The resume key, only on demand and never beside the join link and QR code the class sees
+    (the screen a teacher projects): hidden again with the same toggle."""
+    if not st.session_state.get(RESUME):
+        return
+    shown = st.toggle("Show resume key", key="class_show_key",
+                      help="Its code and this key let you lead the class again from another tab or browser (after "
+                           "a reload, a closed tab or a restart). Anyone with both can: keep it off the projector.")
+    if shown:
+        st.caption("Resume key (a new one is made each time the class is resumed):")
+        st.code(st.session_state[RESUME], language=None)
 
 
 def password_ok(secret: str | None, given: str | None) -> bool:
@@ -520,25 +620,36 @@ def resume_form(store, secret: str | None) -> None:
         given = st.text_input("Teacher password", type="password", key="class_resume_password") if secret else None
         if not st.button("Lead it", key="class_resume"):
             return
-        who = (("client", client()), ("class", code))
-        wait = THROTTLE.wait(*who)
+        if not valid_code(code):  # not counted, not logged: a typo, or junk
+            st.error("A class code is 6 letters and digits, as shown beside its join link.")
+            return
+        throttle, who = Throttle(store), client()
+        wait = throttle.wait(who)
         if wait > 0:
             st.error(f"Too many wrong tries: try again in {wait:.0f} s.")
         elif not password_ok(secret, given) or not may_lead(store, code, key):
-            THROTTLE.wrong(*who)
+            throttle.wrong(who)
             st.error("That code, key or password is wrong.")
         elif version(store, code) is None:
             st.error("That class has ended.")
         else:
-            THROTTLE.right(*who)
-            st.session_state.update({TEACHING: code, RESUME: key})
-            st.session_state.pop(JOINED, None)
+            throttle.right(who)
+            leader = uuid.uuid4().hex
+            new_key = take_lead(store, code, key, leader)
+            if new_key is None:  # the key was spent by another resume a moment ago
+                st.error("That code, key or password is wrong.")
+                return
+            st.session_state.update({TEACHING: code, RESUME: new_key, LEADER: leader})
+            for k in (JOINED, ELSEWHERE, "class_show_key"):
+                st.session_state.pop(k, None)
             st.rerun()
 
 
 def end_mine(store, code: str) -> None:
-    end(store, code)
-    for k in (TEACHING, RESUME):
+    if not end(store, code, st.session_state.get(LEADER, "")):
+        led_elsewhere(code)
+        return
+    for k in (TEACHING, RESUME, LEADER):
         st.session_state.pop(k, None)
 
 

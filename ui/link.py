@@ -4,7 +4,7 @@ such a link.
 
     /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
 
-``doc`` is an example's file name, or ``id:`` + the first 16 hex digits of the text's SHA-256
+``doc`` is an example's file name, or ``id:`` + 16 hex digits of the text's keyed hash (``doc_id``)
 for a pasted or uploaded document, which the server keeps in SQLite (ui.common.document_store:
 shared by every app process on that file, kept across restarts, the most recent 2,000); a link to
 one it no longer holds says so. Layers and heads are 1-based, as shown.
@@ -12,6 +12,7 @@ The page is the URL's path (st.navigation)."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 from urllib.parse import urlparse
 
 import streamlit as st
@@ -29,8 +30,12 @@ CHOICES = {"view": BERT_VIEWS, "colors": COLORSCALES, "scale": SCALES}  # the "t
 READ, PAGE_READ = "_link_read", "_link_page_read"
 
 
-def doc_id(text: str) -> str:
-    return "id:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+def doc_id(text: str, store=None) -> str:
+    """``id:`` + 16 hex digits of the text's HMAC-SHA-256 under this server's secret (kept in the
+    store, ``Store.secret``): without it nobody can tell from an id whether a guessed text is here.
+    Ids made before (the text's plain SHA-256) still open: a link names the row, the text is not hashed again."""
+    key = (store if store is not None else document_store()).secret("doc_id")  # (an empty Store is falsy)
+    return "id:" + hmac.new(key.encode(), text.encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def save_document(text: str | None = None) -> None:
@@ -40,7 +45,7 @@ def save_document(text: str | None = None) -> None:
     if text is None:
         return
     st.session_state[state.UNSAVED] = text
-    if shared(document_store().put, doc_id(text), text, default=False) is None:
+    if shared(lambda: document_store().put(doc_id(text), text), default=False) is None:
         del st.session_state[state.UNSAVED]
 
 
@@ -164,7 +169,10 @@ def sync(examples: dict) -> None:
     if not st.session_state.pop(SYNC, False) or params is None:
         return
     stems = {example_text(p): p.stem for p in examples.values()}
-    want = {"doc": stems.get(params["text"], doc_id(params["text"])), "k": str(params["k"]),
+    doc = stems.get(params["text"]) or shared(doc_id, params["text"])
+    if doc is None:  # the store (its secret) cannot be reached: the notice says so; no link this time
+        return
+    want = {"doc": doc, "k": str(params["k"]),
             "tb": "1" if params["block_trigram"] else "0", "w": params["weights"]}
     for name, (key, kind) in PICKERS.items():
         if key in st.session_state:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import queue
+import secrets
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -35,7 +36,14 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "expires DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS attendance (code TEXT NOT NULL, session TEXT NOT NULL, "
     "seen DOUBLE PRECISION NOT NULL, following INTEGER NOT NULL, PRIMARY KEY (code, session))",
-    "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, poll TEXT NOT NULL)")
+    "CREATE TABLE IF NOT EXISTS leaders (code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, poll TEXT NOT NULL)",
+    # which session leads a class now (a resume moves it): only it publishes, moves the lesson or ends the class
+    "CREATE TABLE IF NOT EXISTS leads (code TEXT PRIMARY KEY, session TEXT NOT NULL)",
+    # wrong passwords and resume keys per client (ui.classroom: Throttle), shared by every process
+    "CREATE TABLE IF NOT EXISTS throttle (who TEXT PRIMARY KEY, failures INTEGER NOT NULL, "
+    "last DOUBLE PRECISION NOT NULL)",
+    # the server's own secrets (the key of document ids: ui.link.doc_id), made once, kept across restarts
+    "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
 class Unavailable(RuntimeError):
@@ -60,6 +68,31 @@ def default_path() -> Path:
     return cache_folder() / "documents.sqlite3"
 
 
+def private_folder(folder: Path) -> Path:
+    """``folder``, made if missing, readable by its owner only (0700); refused (SystemExit, one
+    sentence) if another user owns it: whoever made it could read or replace what is put there."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = folder.stat()
+    if st.st_uid != os.geteuid():
+        raise SystemExit(f"{folder} belongs to another user (uid {st.st_uid}): choose a folder of your own.")
+    if st.st_mode & 0o077:
+        folder.chmod(0o700)
+    return folder
+
+
+def private_file(path: Path) -> None:
+    """An SQLite file (and its folder) only its owner may read: pasted documents and class codes are
+    in it. SQLite gives its -wal and -shm files the database file's mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:  # made by an earlier version (0644): made private if it is ours
+        st = path.stat()
+        if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+            path.chmod(0o600)
+
+
 class Store:
     """SQLite (a path) or PostgreSQL (a ``postgresql://`` URL): the same tables and queries, written
     with ``?`` placeholders (turned into ``%s`` for psycopg). Sessions run on many threads and each
@@ -73,13 +106,14 @@ class Store:
         self._idle: queue.SimpleQueue = queue.SimpleQueue()  # connections not in use
         self._ready = False  # tables made: on the first call that reaches the store (it may be down now)
         self._down: tuple[float, str] | None = None  # PostgreSQL unreachable: (until when not to try, why)
+        self._secrets: dict[str, str] = {}
 
     def _connect(self):
         if self.postgres:
             import psycopg  # only for a PostgreSQL store
 
             return psycopg.connect(self.where, autocommit=True, **PG_TIMEOUTS)
-        Path(self.where).parent.mkdir(parents=True, exist_ok=True)
+        private_file(Path(self.where))
         db = sqlite3.connect(self.where, timeout=30, isolation_level=None, check_same_thread=False)
         # Write-ahead log: readers never wait for a writer (a class's students read at once while
         # the teacher writes), and a commit appends without a sync of the disk (NORMAL): a power
@@ -188,6 +222,14 @@ class Store:
             except Unavailable:
                 pass
         return rows[0][0] if rows else None
+
+    def secret(self, name: str) -> str:
+        """A random secret of this server's, made on first use and the same for every process on
+        this store (read once per process)."""
+        if name not in self._secrets:
+            self.run("INSERT INTO secrets VALUES (?, ?) ON CONFLICT(name) DO NOTHING", (name, secrets.token_hex(32)))
+            self._secrets[name] = self.run("SELECT value FROM secrets WHERE name = ?", (name,), True)[0][0]
+        return self._secrets[name]
 
     def __len__(self) -> int:
         return self.run("SELECT COUNT(*) FROM documents", (), True)[0][0]
