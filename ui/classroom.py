@@ -547,8 +547,10 @@ def lead_heartbeat(store, code: str) -> None:
 def teacher_panel(store, url: str) -> None:
     """Sidebar: start a class (password when MICROSCOPE_TEACHER_PASSWORD is set), then its code,
     join link, QR code, who is connected, and the lesson's Back/Next."""
-    code = st.session_state.get(TEACHING)
-    if code is not None and not leads(store, code, st.session_state.get(LEADER, "")):
+    from ui.common import shared
+
+    code = st.session_state.get(TEACHING)  # (the store down: still leading, and the panel goes on)
+    if code is not None and not shared(leads, store, code, st.session_state.get(LEADER, ""), default=True):
         led_elsewhere(code)
         code = None
     if code is None:
@@ -578,8 +580,6 @@ def teacher_panel(store, url: str) -> None:
         if TEACHING not in st.session_state:
             return
         code = st.session_state[TEACHING]
-    from ui.common import shared
-
     if shared(version, store, code, default=-1) is None:  # (-1: the store is down; the notice says so)
         st.warning(f"Class {code} has ended (its link expired).")
         st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
