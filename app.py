@@ -21,9 +21,13 @@ import torch  # noqa: E402
 
 from ui import a11y, classroom, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
-from ui.common import (configured_models, current_trace, default_model, document_store, example_text,  # noqa: E402
-                       examples, get_model, load_upload, model_caption, preload_plotly, result_caption, run_trace,
-                       shared, start_session, store_notice, unexpected, weights_choices)
+from ui.errors import shared, store_notice, unexpected  # noqa: E402
+from ui.figures import preload_plotly  # noqa: E402
+from ui.legacy import start_session  # noqa: E402
+from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
+from ui.resources import document_store, get_model  # noqa: E402
+from ui.runs import current_trace, run_trace  # noqa: E402
+from ui.widgets import example_text, examples, load_upload, result_caption  # noqa: E402
 
 st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
 start_session()

@@ -38,7 +38,8 @@ from tokenizers import AddedToken
 from analysis.device import batch_bytes
 from analysis.explain import SentenceStatus, selection
 from model.bert import extended_mask
-from model.summarizer import CONTROL, Encoded, Summarizer, hooks, pool_sentences, record
+from model.hooks import blocks, intervene, names, record
+from model.summarizer import CONTROL, Encoded, Summarizer, pool_sentences
 from model.text import WordPieceTokenizer, split_sentences
 from model.trace import Summary
 
@@ -308,17 +309,16 @@ def _run(summarizer: Summarizer, text: str, k: int, block_trigram: bool) -> _Run
     one window's (``record`` on the softmax modules)."""
     s = masking(summarizer)
     enc = encode(summarizer, text)
-    bert, ext = s.model.bert, s.model.ext_layer
-    probes = {l: layer.attention.self.softmax for l, layer in enumerate(bert.encoder.layer)}
+    bert_points, inter_points = names(s.model, r"bert\.\d+\.attn\.pattern"), names(s.model, r"inter\.\d+\.attn\.pattern")
     vecs, att = [], []
     with torch.inference_mode():
         for w in range(len(enc.window_starts)):
-            with record(probes) as rec:
+            with record(s.model, bert_points) as rec:
                 vecs.append(s.model.sentence_vectors(**s.window_inputs(enc, *enc.window(w))))  # [1, S_w, D]
-            att.append(tuple(rec[l][0][0].half() for l in probes))  # L × [H, T_w, T_w]
-        with record({l: m.self_attn.softmax for l, m in enumerate(ext.transformer_inter)}) as rec:
+            att.append(tuple(rec[n][0][0].half() for n in bert_points))  # L × [H, T_w, T_w]
+        with record(s.model, inter_points) as rec:
             scores = s.score_vectors(torch.cat(vecs, 1))[0]  # [S]
-        inter = torch.stack([rec[l][0][0] for l in range(len(ext.transformer_inter))])  # [L2, H2, S, S]
+        inter = torch.stack([rec[n][0][0] for n in inter_points])  # [L2, H2, S, S]
     return _Run(enc, s.summary(enc, scores, k, block_trigram), scores.float().cpu().numpy(), tuple(att), inter.cpu())
 
 
@@ -626,39 +626,31 @@ def _states(s: Summarizer, enc: Encoded, part: int) -> _States:
     """Every window through BERT (``BertSumExt.sentence_vectors``), the part's window layer by
     layer (``BertEncoder.forward``'s start/end) with the context vectors recorded; then the
     sentence encoder with its layer outputs and context vectors recorded."""
-    bert, ext, model = s.model.bert, s.model.ext_layer, s.model
+    model = s.model
     window = int(enc.part_windows()[part])
     a, b = enc.window(window)
     inputs = s.window_inputs(enc, a, b)
-    ctx, inter_ctx = {}, {}
-
-    def keep(store, key):
-        def fn(module, args):
-            store[key] = args[0].detach()
-        return fn
-
+    L, L2 = len(blocks(model, "bert")), len(blocks(model, "inter"))
     vecs = []
     for w in range(len(enc.window_starts)):
         if w != window:
             vecs.append(model.sentence_vectors(**s.window_inputs(enc, *enc.window(w))))  # [1, S_w, D]
             continue
         mask = extended_mask(inputs["attention_mask"])  # [1, 1, 1, T]
-        with hooks(pre=[(layer.attention.output.dense, keep(ctx, l)) for l, layer in enumerate(bert.encoder.layer)]):
-            hidden = [bert.embeddings(inputs["input_ids"], inputs["segment_ids"])]  # [1, T, D]
-            for l in range(len(bert.encoder.layer)):
-                hidden.append(bert.encoder(hidden[-1], mask, start=l, end=l + 1))
+        with record(model, [f"bert.{l}.attn.z" for l in range(L)]) as ctx:
+            hidden = [model.embed(inputs["input_ids"], inputs["segment_ids"])]  # [1, T, D]
+            for l in range(L):
+                hidden.append(model.bert_layers(hidden[-1], mask, start=l, end=l + 1))
         vecs.append(_pool(s, hidden[-1], inputs))
     vecs = torch.cat(vecs, 1)  # [1, S, D]
-    layers = ext.transformer_inter
-    with record(dict(enumerate(layers))) as out, \
-            hooks(pre=[(m.self_attn.final_linear, keep(inter_ctx, l)) for l, m in enumerate(layers)]):
+    with record(model, [f"inter.{l}.{p}" for l in range(L2) for p in ("resid_post", "attn.z")]) as out:
         scores = s.score_vectors(vecs)[0]  # [S]
     start = enc.cls_positions[part] - a
     n = len(_part_tokens(enc, part))
     return _States(enc, part, window, torch.arange(start, start + n, device=s.device), inputs, vecs,
-                   torch.cat(hidden), torch.cat([ctx[l] for l in range(len(ctx))]),
-                   torch.cat([out[l][0] for l in range(len(layers))]),
-                   torch.cat([inter_ctx[l] for l in range(len(layers))]), scores)
+                   torch.cat(hidden), torch.cat([ctx[f"bert.{l}.attn.z"][0] for l in range(L)]),
+                   torch.cat([out[f"inter.{l}.resid_post"][0] for l in range(L2)]),
+                   torch.cat([out[f"inter.{l}.attn.z"][0] for l in range(L2)]), scores)
 
 
 def _pool(s: Summarizer, top: torch.Tensor, inputs: dict) -> torch.Tensor:
@@ -706,9 +698,9 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     if row.kind not in ("kept", "moved"):
         raise ValueError(f"sentence {sentence + 1} of A is {row.kind} in B: patching needs it in both, unchanged")
     A, B = _states(s, enc_a, _only_part(enc_a, sentence, "A")), _states(s, enc_b, _only_part(enc_b, row.b, "B"))
-    bert, ext = s.model.bert, s.model.ext_layer
-    L, H = len(bert.encoder.layer), bert.config.num_attention_heads
-    L2, H2 = ext.config.layers, ext.config.heads
+    model = s.model
+    (L, H, _), ext = s.size(), model.ext_layer.config
+    L2, H2 = ext.layers, ext.heads
     D = B.vecs.shape[-1]
     mask = extended_mask(B.inputs["attention_mask"])  # [1, 1, 1, T]
     pa, pb, ra, rb = A.part, B.part, A.rows, B.rows
@@ -719,21 +711,21 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     for l in range(L + 1):  # hidden state l: the embeddings (0), else the output of layer l - 1
         x = B.hidden[l:l + 1].clone()  # [1, T, D]
         x[:, rb] = A.hidden[l, ra]
-        window_vecs.append(_pool(s, bert.encoder(x, mask, start=l) if l < L else x, B.inputs))
+        window_vecs.append(_pool(s, model.bert_layers(x, mask, start=l) if l < L else x, B.inputs))
     labels += [("bert_embeddings", None, None)] + [("bert_layer", l, None) for l in range(L)]
     if bert_heads:
-        blocks = _head_blocks(H, D, s.device)[:, None]  # [H, 1, D]
+        heads = _head_blocks(H, D, s.device)[:, None]  # [H, 1, D]
         T = B.hidden.shape[1]
         chunk = max(1, batch_bytes(s.device, CHUNK_BYTES) // (4 * H * T * T))  # copies per batch: one [H, T, T] map each
         for l in range(L):
-            def swap_heads(module, args, l=l):  # the context vectors [1, n, D] → H copies, head h from A in copy h
-                return (args[0] * (1 - blocks) + A.ctx[l, ra][None] * blocks,)  # [H, n, D]
-            with hooks(pre=[(bert.encoder.layer[l].attention.output.dense, swap_heads)]):
-                rows = bert.encoder.layer[l](B.hidden[l:l + 1], mask, None, rb[None])  # [H, n, D] on the sentence
+            def swap_heads(z, module, args, l=l):  # the context vectors [1, n, D] → H copies, head h from A in copy h
+                return z * (1 - heads) + A.ctx[l, ra][None] * heads  # [H, n, D]
+            with intervene(model, {f"bert.{l}.attn.z": swap_heads}):
+                rows = blocks(model, "bert")[l].module(B.hidden[l:l + 1], mask, None, rb[None])  # [H, n, D] on the sentence
             for c in range(0, H, chunk):
                 y = B.hidden[l + 1:l + 2].repeat(min(chunk, H - c), 1, 1)  # [chunk, T, D]
                 y[:, rb] = rows[c:c + chunk]
-                window_vecs.append(_pool(s, bert.encoder(y, mask, start=l + 1) if l + 1 < L else y, B.inputs))
+                window_vecs.append(_pool(s, model.bert_layers(y, mask, start=l + 1) if l + 1 < L else y, B.inputs))
             labels += [("bert_head", l, h) for h in range(H)]
     window_vecs = torch.cat(window_vecs)  # [N_bert, S_w, D]
     first = int(enc_b.window_parts()[B.window])
@@ -743,7 +735,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     parts, _ = aligned_units(enc_a, enc_b, alignment)
     head_copies = [(l, h) for l in range(L2) for h in range(H2)]
     N = 4 + n_bert + L2 + len(head_copies)
-    pe_table = ext.pos_emb(max(len(A.scores), len(B.scores)))  # [S_max, D]
+    pe_table = model.sentence_pe(max(len(A.scores), len(B.scores)))  # [S_max, D]
     vecs = B.vecs.repeat(N, 1, 1)  # [N, S_B, D]
     pe = pe_table[:len(B.scores)].repeat(N, 1, 1)  # [N, S_B, D]
     pe[1, pb] = pe_table[pa]  # copy 0: none; 1: position; 2: vector; 3: all
@@ -758,7 +750,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     inter_blocks = _head_blocks(H2, D, s.device)  # [H2, D]
 
     def layer_hook(l):
-        def fn(module, args, out):
+        def fn(out, module, args):
             out = out.clone()
             out[at_layer + l, pb] = A.inter_out[l, pa]
             return out
@@ -767,16 +759,15 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     def head_hook(l):
         first_head = at_layer + L2 + l * H2
 
-        def fn(module, args):
-            ctx = args[0].clone()  # [N, S, D]
+        def fn(z, module, args):
+            ctx = z.clone()  # [N, S, D]
             m = inter_blocks  # [H2, D]
             ctx[first_head:first_head + H2, pb] = ctx[first_head:first_head + H2, pb] * (1 - m) + A.inter_ctx[l, pa] * m
-            return (ctx,)
+            return ctx
         return fn
 
-    layers = ext.transformer_inter
-    with hooks(pre=[(m.self_attn.final_linear, head_hook(l)) for l, m in enumerate(layers)],
-               post=[(m, layer_hook(l)) for l, m in enumerate(layers)]):
+    with intervene(model, {f"inter.{l}.attn.z": head_hook(l) for l in range(L2)}
+                   | {f"inter.{l}.resid_post": layer_hook(l) for l in range(L2)}):
         scores = s.score_vectors(vecs, None, pe)[:, pb].double().cpu()  # [N]
     s_a, s_b = float(A.scores[pa]), float(scores[0])
     change = s_a - s_b

@@ -180,8 +180,8 @@ def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bo
     import torch
 
     from analysis.device import batch_bytes
-    from analysis.heads import attention_stats, inter_stats
-    from model.summarizer import record
+    from analysis.heads import attention_stats, inter_stats_of
+    from model.hooks import names, record
 
     s, dev = summarizer, summarizer.device
     results: list = [None] * len(docs)
@@ -191,9 +191,8 @@ def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bo
             encs[i] = s.encode(doc["text"], s.max_windows)
         except ValueError as e:  # empty, too long, ...: recorded, the run goes on
             results[i] = ({"id": doc["id"], "error": str(e)}, [])
-    bert = s.model.bert
-    H = bert.config.num_attention_heads
-    softmax = {f"p{l}": layer.attention.self.softmax for l, layer in enumerate(bert.encoder.layer)}
+    H = s.size()[1]
+    patterns = names(s.model, r"bert\.\d+\.attn\.pattern")
     windows = sorted(((i, w) for i, e in encs.items() for w in range(len(e.window_starts))),
                      key=lambda iw: -(lambda a, b: b - a)(*encs[iw[0]].window(iw[1])))
     budget = batch_bytes(dev, BATCH_ATTENTION_BYTES)
@@ -212,16 +211,16 @@ def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bo
                           attention_mask=_padded([[1] * (b - a) for a, b in spans], T, 0, dev),
                           cls_positions=_padded(cls, S, 0, dev), cls_mask=_padded([[True] * len(c) for c in cls], S, False, dev))
             want = stats and any(w == 0 for _, w in chunk)
-            with record(softmax if want else {}) as rec:
+            with record(s.model, patterns if want else ()) as rec:
                 vecs = s.model.sentence_vectors(**inputs)  # [B, S, D]
             for b_, ((i, w), c, (a, b)) in enumerate(zip(chunk, cls, spans)):
                 vectors[i, w] = vecs[b_, :len(c)]
                 if want and w == 0:
-                    A = torch.stack([rec[f"p{l}"][0][b_, :, :b - a, :b - a] for l in range(len(softmax))])
+                    A = torch.stack([rec[n][0][b_, :, :b - a, :b - a] for n in patterns])
                     bert_parts[i] = attention_stats(A, encs[i].tokens[a:b], encs[i].token_sentence[a:b])
         order = list(encs)
         S = max((len(encs[i].cls_positions) for i in order), default=0)
-        inter = {f"inter{l}": m.self_attn.softmax for l, m in enumerate(s.model.ext_layer.transformer_inter)}
+        inter = names(s.model, r"inter\.\d+\.attn\.pattern")
         if order:
             D = next(iter(vectors.values())).shape[-1]
             sents = torch.zeros(len(order), S, D, device=dev, dtype=next(iter(vectors.values())).dtype)
@@ -229,9 +228,9 @@ def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bo
             for r, i in enumerate(order):
                 v = torch.cat([vectors[i, w] for w in range(len(encs[i].window_starts))])  # [S_i, D]
                 sents[r, :len(v)], mask[r, :len(v)] = v, True
-            with record(inter if stats else {}) as rec:
-                scores = s.model.ext_layer(sents, mask).float().cpu().numpy()  # [B, S]: one copy back
-            att = (torch.stack([rec[f"inter{l}"][0] for l in range(len(inter))], 1).float().cpu().numpy()
+            with record(s.model, inter if stats else ()) as rec:
+                scores = s.score_vectors(sents, mask=mask).float().cpu().numpy()  # [B, S]: one copy back
+            att = (torch.stack([rec[n][0] for n in inter], 1).float().cpu().numpy()
                    if stats else None)  # [B, L2, H2, S, S]
     for r, i in enumerate(order):
         enc = encs[i]
@@ -239,11 +238,7 @@ def summarize_batch(summarizer, docs: list[dict], k: int, block: bool, stats: bo
         summary = s.summary(enc, scores[r, :S_i].tolist(), k, block)
         parts = {"bert": bert_parts.get(i, {}), "inter": {}}
         if stats:
-            from types import SimpleNamespace
-
-            parts["inter"] = inter_stats(SimpleNamespace(inter_attention=att[r, :, :, :S_i, :S_i],
-                                                         input_sentences=np.array(enc.input_sentences),
-                                                         summary=summary))
+            parts["inter"] = inter_stats_of(att[r, :, :, :S_i, :S_i], enc.input_sentences, summary.selected)
         out = {"id": docs[i]["id"], **summary.to_json(), "lead": list(lead(summary, k))}
         if docs[i].get("reference") is not None:
             out["reference"] = docs[i]["reference"]

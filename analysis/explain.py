@@ -31,7 +31,8 @@ from typing import Callable, Iterable
 import numpy as np
 import torch
 
-from model.summarizer import CONTROL, Encoded, Summarizer, best_part, hooks, trigrams
+from model.hooks import intervene, names
+from model.summarizer import CONTROL, Encoded, Summarizer, best_part, trigrams
 
 STATUSES = ("selected", "trigram-blocked", "below-k", "too-short", "not-fed")
 PLAIN_METHOD = ("gradient × input on BERT's word embeddings (Shrikumar et al. 2017; Denil et al. 2014), "
@@ -109,18 +110,16 @@ def selection(summary, k: int, block_trigram: bool) -> list[SentenceStatus]:
 
 @contextmanager
 def embedding_leaves(summarizer: Summarizer):
-    """For the duration of the block, every output of BERT's word-embedding layer
-    (``bert.embeddings.word_embeddings``, [1, T_w, D] per window) made by this thread is
-    replaced by a leaf tensor that requires grad, and recorded: yields the list of leaves.
-    The hook is always removed."""
+    """For the duration of the block, every value of the hook point ``bert.embed.word`` (BERT's
+    word embeddings, [1, T_w, D] per window) made by this thread is replaced by a leaf tensor that
+    requires grad, and recorded: yields the list of leaves. The hook is always removed."""
     leaves = []
 
-    def hook(module, args, output):
-        leaf = output.detach().requires_grad_()
-        leaves.append(leaf)
-        return leaf
+    def leaf(value, module, args):
+        leaves.append(value.detach().requires_grad_())
+        return leaves[-1]
 
-    with hooks(post=[(summarizer.model.bert.embeddings.word_embeddings, hook)]):
+    with intervene(summarizer.model, {"bert.embed.word": leaf}):
         yield leaves
 
 
@@ -129,10 +128,10 @@ def conservative(summarizer: Summarizer, enabled: bool = True):
     """Ali et al. (2022)'s rules for gradient × input through a Transformer: attention
     probabilities (every softmax) and LayerNorm's 1/σ are treated as constants in the backward
     pass (the forward values are unchanged, bit for bit). Hooks removed on exit."""
-    def softmax_hook(module, args, output):
+    def softmax_hook(output, module, args):
         return output.detach()
 
-    def norm_hook(module, args, output):
+    def norm_hook(output, module, args):
         if not torch.is_grad_enabled():
             return None
         x = args[0]  # [..., D]
@@ -143,9 +142,9 @@ def conservative(summarizer: Summarizer, enabled: bool = True):
             lin = lin * module.weight + module.bias
         return output.detach() + (lin - lin.detach())  # the value of output, the gradient of lin
 
-    with hooks(post=[(m, softmax_hook if isinstance(m, torch.nn.Softmax) else norm_hook)
-                     for m in summarizer.model.modules()
-                     if enabled and isinstance(m, (torch.nn.Softmax, torch.nn.LayerNorm))]):
+    m = summarizer.model
+    patterns, norms = names(m, r".*attn\.pattern"), names(m, r".*\.ln(1|2|_final)?")
+    with intervene(m, {n: softmax_hook for n in patterns} | {n: norm_hook for n in norms} if enabled else {}):
         yield
 
 
@@ -243,7 +242,7 @@ def position_scores(summarizer: Summarizer, enc: Encoded | str, mode: str = "neu
     with torch.inference_mode():
         vecs = summarizer.sentence_vectors(enc, bert_gates)[0] if vecs is None else vecs.detach()  # [1, S, D]
         S, D = vecs.shape[1:]
-        real = summarizer.model.ext_layer.pos_emb(S)  # [S, D]
+        real = summarizer.model.sentence_pe(S)  # [S, D]
         rows = [position_rows(real, m, shuffles, seed) for m in modes]  # [n_m, S, D] each
         pe = torch.cat(rows)  # [n, S, D]
         part = summarizer.score_vectors(vecs.expand(len(pe), S, D), inter_gates, pe)  # [n, S]
@@ -359,7 +358,7 @@ def word_weights(w: Words, token_attr: np.ndarray) -> np.ndarray:
     return np.bincount(w.token_word[fed], weights=token_attr[fed], minlength=len(w.spans)).astype(np.float32)
 
 
-def _passes(summarizer: Summarizer, enc: Encoded, mask_heads, rule: str, keep_windows: int, precision: str, trace):
+def graph_passes(summarizer: Summarizer, enc: Encoded, mask_heads, rule: str, keep_windows: int, precision: str, trace):
     """The forward with the graph (in the attribution dtype) and the float32 part scores [S] and
     sentence vectors [1, S, D]: from that same forward in float32, else from ``trace`` or a
     forward without a graph."""
@@ -379,7 +378,7 @@ def attribute(summarizer: Summarizer, text: str, sentences: Iterable[int], mask_
     attribution to that sentence's score (see the module docstring). Words of sentences not
     fed to BERT (too short, past the limit) have weight 0: their tokens are not in the input."""
     enc = encode(summarizer, text)
-    graph, part, _, dtype = _passes(summarizer, enc, mask_heads, rule, keep_windows, precision, None)
+    graph, part, _, dtype = graph_passes(summarizer, enc, mask_heads, rule, keep_windows, precision, None)
     w = words(summarizer, enc, text)
     attr = token_attributions(summarizer, enc, *graph, sentences, mask_heads, rule, progress, part, dtype)
     return {i: [WordSpan(int(a), int(b), float(x)) for (a, b), x in zip(w.spans, word_weights(w, t))]
@@ -397,13 +396,18 @@ def rollout(trace) -> np.ndarray:
     arithmetic runs in torch on the NumPy buffers, ~5× faster than NumPy here (NumPy converts
     float16 subnormals, a quarter of the weights, on a slow path, and its BLAS threads fight
     torch's: benchmarks/explain.py)."""
-    L, H, T, _ = trace.bert_attention.shape
-    off = {(l, h) for part, l, h in getattr(trace.summary, "masked_heads", ()) if part == "bert"}
+    return rollout_of(trace.bert_attention, trace.summary.masked_heads)
+
+
+def rollout_of(attention: np.ndarray, masked_heads=()) -> np.ndarray:
+    """``rollout`` of BERT attention [L, H, T, T] with the heads ``masked_heads`` switched off."""
+    L, H, T, _ = attention.shape
+    off = {(l, h) for part, l, h in masked_heads if part == "bert"}
     with torch.inference_mode():
         r = None
         for l in range(L):
             heads = [h for h in range(H) if (l, h) not in off]
-            a = torch.from_numpy(np.ascontiguousarray(trace.bert_attention[l]))  # [H, T, T] float16
+            a = torch.from_numpy(np.ascontiguousarray(attention[l]))  # [H, T, T] float16
             a = (a if len(heads) == H else a[heads]).float().sum(0)  # [T, T]
             a.mul_(0.5 / max(len(heads), 1)).diagonal().add_(0.5)  # 0.5·mean + 0.5·I
             a.div_(a.sum(-1, keepdim=True))
@@ -442,7 +446,7 @@ def explain(summarizer: Summarizer, text: str, k: int = 3, block_trigram: bool =
     if k < 1:
         raise ValueError("k must be at least 1")
     enc = encode(summarizer, text)
-    graph, scores, vecs, dtype = _passes(summarizer, enc, mask_heads, rule, KEEP_WINDOWS, precision, trace)
+    graph, scores, vecs, dtype = graph_passes(summarizer, enc, mask_heads, rule, KEEP_WINDOWS, precision, trace)
     summary = summarizer.summary(enc, scores, k, block_trigram, mask_heads)
     statuses = selection(summary, k, block_trigram)
     if sentences is None:

@@ -150,11 +150,17 @@ def attention_stats(A: torch.Tensor, tokens, token_sentence) -> dict[str, np.nda
 def inter_stats(trace) -> dict[str, np.ndarray]:
     """Every sentence-encoder head's statistics over the whole document: name (INTER_STATS) →
     [L2, H2] float32. Sentences by document index (the parts of a long sentence are one)."""
-    A = trace.inter_attention.astype(np.float32)  # [L2, H2, S, S]
-    ids = np.asarray(trace.input_sentences)  # [S]
+    return inter_stats_of(trace.inter_attention, trace.input_sentences, trace.summary.selected)
+
+
+def inter_stats_of(attention: np.ndarray, input_sentences, selected) -> dict[str, np.ndarray]:
+    """``inter_stats`` of the sentence encoder's attention [L2, H2, S, S], the document sentence of
+    each part [S] and the selected sentences."""
+    A = attention.astype(np.float32)  # [L2, H2, S, S]
+    ids = np.asarray(input_sentences)  # [S]
     query, key = ids[:, None], ids[None, :]
     classes = {"same_sentence": key == query, "earlier": key < query, "later": key > query,
-               "selected": np.isin(key, trace.summary.selected) & np.ones_like(query, dtype=bool)}
+               "selected": np.isin(key, selected) & np.ones_like(query, dtype=bool)}
     out = {name: (A * m).sum(-1).mean(-1).astype(np.float32) for name, m in classes.items()}  # [L2, H2]
     out["entropy"] = entropy(A).mean(-1).astype(np.float32)
     return out
@@ -163,9 +169,8 @@ def inter_stats(trace) -> dict[str, np.ndarray]:
 # --- importance (Michel et al. 2019) ---------------------------------------------------------
 
 def shapes(summarizer: Summarizer) -> dict[str, tuple[int, int]]:
-    bert, ext = summarizer.model.bert, summarizer.model.ext_layer
-    return {"bert": (len(bert.encoder.layer), bert.config.num_attention_heads),
-            "inter": (ext.config.layers, ext.config.heads)}
+    (L, H, _), ext = summarizer.size(), summarizer.model.ext_layer.config
+    return {"bert": (L, H), "inter": (ext.layers, ext.heads)}
 
 
 def selected_parts(summarizer: Summarizer, enc: Encoded, scores, k: int, block: bool) -> tuple[tuple[int, ...], list[int]]:

@@ -42,7 +42,8 @@ import torch
 import torch.nn.functional as F
 
 from analysis.device import batch_bytes
-from model.summarizer import Encoded, Summarizer, best_part, record
+from model.hooks import blocks, names, record
+from model.summarizer import Encoded, Summarizer, best_part
 
 CHUNK_BYTES = 64 * 2 ** 20  # value zeroing: one block of zeroed tokens' T × D_ff work at a time
 ALTI_CHUNK_BYTES = 8 * 2 ** 20  # ALTI: one block of query rows' T × D
@@ -199,46 +200,42 @@ def capture(summarizer: Summarizer, enc: Encoded, window: int = 0, mask_heads=()
     """One forward pass, recording what the measures need (hooks for this call and thread only)."""
     if not 0 <= window < len(enc.window_starts):
         raise ValueError(f"window {window} does not exist (the document has {len(enc.window_starts)})")
-    bert, ext = summarizer.model.bert, summarizer.model.ext_layer
-    probes = {"emb": bert.embeddings}
-    for i, layer in enumerate(bert.encoder.layer):
-        probes |= {f"x{i + 1}": layer, f"p{i}": layer.attention.self.softmax}
-    inter = {"pe": ext.pos_emb} | {f"x{i + 1}": l for i, l in enumerate(ext.transformer_inter)} | {
-        f"p{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
+    m = summarizer.model
     bert_gates, inter_gates = summarizer.head_mask(mask_heads)
-    with torch.inference_mode(), record(inter) as rec_ext:
-        vecs, rec = summarizer.sentence_vectors(enc, bert_gates, window, probes)  # [1, S, D]
+    with torch.inference_mode(), record(m, ["inter.pe", *names(m, r"inter\.\d+\.(resid_post|attn\.pattern)")]) as ext:
+        vecs, rec = summarizer.sentence_vectors(enc, bert_gates, window,
+                                                ["bert.embed", *names(m, r"bert\.\d+\.(resid_post|attn\.pattern)")])
         scores = summarizer.score_vectors(vecs, inter_gates)[0]  # [S]
-    L, L2 = len(bert.encoder.layer), len(ext.transformer_inter)
+    L, L2 = len(blocks(m, "bert")), len(blocks(m, "inter"))
     gate = lambda g, i: 1 if g is None else g[i][:, None, None].float()  # noqa: E731
     return Captured(
-        enc, window, [rec["emb"][0][0].float()] + [rec[f"x{i + 1}"][0][0].float() for i in range(L)],
-        [rec[f"p{i}"][0][0].float() * gate(bert_gates, i) for i in range(L)],
-        [(vecs[0] + rec_ext["pe"][0]).float()] + [rec_ext[f"x{i + 1}"][0][0].float() for i in range(L2)],
-        [rec_ext[f"p{i}"][0][0].float() * gate(inter_gates, i) for i in range(L2)], vecs, scores.float())
+        enc, window, [rec["bert.embed"][0][0].float()] + [rec[f"bert.{i}.resid_post"][0][0].float() for i in range(L)],
+        [rec[f"bert.{i}.attn.pattern"][0][0].float() * gate(bert_gates, i) for i in range(L)],
+        [(vecs[0] + ext["inter.pe"][0]).float()] + [ext[f"inter.{i}.resid_post"][0][0].float() for i in range(L2)],
+        [ext[f"inter.{i}.attn.pattern"][0][0].float() * gate(inter_gates, i) for i in range(L2)], vecs,
+        scores.float())
 
 
 def bert_values(summarizer: Summarizer, cap: Captured, l: int) -> torch.Tensor:
     """f^h(x_j) of BERT layer ``l`` [H, T, D] (all the norms need)."""
-    a = summarizer.model.bert.encoder.layer[l].attention
-    return value_vectors(cap.x[l], a.self.value, a.output.dense, a.self.heads)
+    b = blocks(summarizer.model, "bert")[l]
+    return value_vectors(cap.x[l], b.W_V, b.W_O, b.heads)
 
 
 def bert_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Tensor, Decomposed]:
-    a = summarizer.model.bert.encoder.layer[l].attention
+    b = blocks(summarizer.model, "bert")[l]
     f = bert_values(summarizer, cap, l)
-    z = mixed(cap.alpha[l], cap.x[l], a.self.value, a.output.dense, a.self.heads)
-    return f, post_ln_block(cap.x[l], cap.alpha[l], f, z, a.output.dense, a.output.LayerNorm)
+    z = mixed(cap.alpha[l], cap.x[l], b.W_V, b.W_O, b.heads)
+    return f, post_ln_block(cap.x[l], cap.alpha[l], f, z, b.W_O, b.ln_attn)
 
 
 def inter_block(summarizer: Summarizer, cap: Captured, l: int) -> tuple[torch.Tensor, Decomposed]:
-    layer = summarizer.model.ext_layer.transformer_inter[l]
+    b = blocks(summarizer.model, "inter")[l]
     x = cap.inter_x[l]
-    h = layer.layer_norm(x) if l != 0 else x  # PreSumm: no LayerNorm before layer 0
-    att = layer.self_attn
-    f = value_vectors(h, att.linear_values, att.final_linear, att.heads)
-    z = mixed(cap.inter_alpha[l], h, att.linear_values, att.final_linear, att.heads)
-    return f, pre_ln_block(x, cap.inter_alpha[l], f, z, att.final_linear)
+    h = b.ln_attn(x) if l != 0 else x  # PreSumm: no LayerNorm before layer 0
+    f = value_vectors(h, b.W_V, b.W_O, b.heads)
+    z = mixed(cap.inter_alpha[l], h, b.W_V, b.W_O, b.heads)
+    return f, pre_ln_block(x, cap.inter_alpha[l], f, z, b.W_O)
 
 
 # ------------------------------------------------------------------ everything for one window
@@ -356,31 +353,30 @@ def value_zeroing(summarizer: Summarizer, text: str | Encoded | Captured, layer:
             n = int(layer.split(":")[1])
             if not 0 <= n < len(cap.inter_alpha):
                 raise ValueError(f"the sentence encoder has no layer {n + 1}")
-            m = summarizer.model.ext_layer.transformer_inter[n]
+            m = blocks(summarizer.model, "inter")[n]
             x = cap.inter_x[n].to(d)
-            h = ln(m.layer_norm, x) if n != 0 else x
-            att, ff = m.self_attn, m.feed_forward
-            f = value_vectors(h, att.linear_values, att.final_linear, att.heads)
+            h = ln(m.ln_attn, x) if n != 0 else x
+            f = value_vectors(h, m.W_V, m.W_O, m.heads)
             alpha = cap.inter_alpha[n].to(d)
 
             def rest(z):
                 u = z + x
-                return u + lin(ff.w_2, F.gelu(lin(ff.w_1, ln(ff.layer_norm, u)), approximate="tanh"))
-            z = mixed(alpha, h, att.linear_values, att.final_linear, att.heads) + att.final_linear.bias.to(d)
-            return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES), ff.w_1.out_features, progress))
+                return u + lin(m.W_out, F.gelu(lin(m.W_in, ln(m.ln_ff, u)), approximate="tanh"))
+            z = mixed(alpha, h, m.W_V, m.W_O, m.heads) + m.W_O.bias.to(d)
+            return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES),
+                                                           m.W_in.out_features, progress))
         if not 0 <= layer < len(cap.alpha):
             raise ValueError(f"BERT has no layer {layer + 1} (it has {len(cap.alpha)})")
-        m = summarizer.model.bert.encoder.layer[layer]
+        m = blocks(summarizer.model, "bert")[layer]
         x, alpha = cap.x[layer].to(d), cap.alpha[layer].to(d)
-        f = value_vectors(x, m.attention.self.value, m.attention.output.dense, m.attention.self.heads)
+        f = value_vectors(x, m.W_V, m.W_O, m.heads)
 
         def rest(z):
-            a = ln(m.attention.output.LayerNorm, z + x)
-            return ln(m.output.LayerNorm, lin(m.output.dense, F.gelu(lin(m.intermediate.dense, a))) + a)
-        z = mixed(alpha, x, m.attention.self.value, m.attention.output.dense, m.attention.self.heads) \
-            + m.attention.output.dense.bias.to(d)
-        return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES), m.intermediate.dense.out_features,
-                                                 progress))
+            a = ln(m.ln_attn, z + x)
+            return ln(m.ln_ff, lin(m.W_out, F.gelu(lin(m.W_in, a))) + a)
+        z = mixed(alpha, x, m.W_V, m.W_O, m.heads) + m.W_O.bias.to(d)
+        return tuple(t.cpu().numpy() for t in _zeroing(alpha, f, rest, z, batch_bytes(f.device, CHUNK_BYTES),
+                                                       m.W_in.out_features, progress))
 
 
 # ------------------------------------------------------------------ the faithfulness scoreboard
@@ -402,9 +398,7 @@ def importances(summarizer: Summarizer, cap: Captured, mix: Mixing, sentence: in
     Zuidema 2020) read the same way, ALTI composed through the sentence encoder
     (``Mixing.score_to_tokens``), gradient × input with Ali et al.'s rules (the Why page's), and
     value zeroing's rows of one layer when ``zeroed`` [T, T] is given."""
-    from types import SimpleNamespace
-
-    from analysis.explain import KEEP_WINDOWS, _passes, rollout, token_attributions
+    from analysis.explain import KEEP_WINDOWS, graph_passes, rollout_of, token_attributions
 
     enc = cap.enc
     part = best_part(enc.input_sentences, cap.scores, sentence)
@@ -416,13 +410,12 @@ def importances(summarizer: Summarizer, cap: Captured, mix: Mixing, sentence: in
     row = mix.pooling[list(mix.parts).index(part)]  # [T]
     active = (cap.alpha[-1].flatten(1).abs().sum(1) > 0).sum().clamp_min(1)
     att = cap.alpha[-1].sum(0).cpu().numpy() / float(active)  # [T, T]
-    fake = SimpleNamespace(bert_attention=np.stack([a.half().cpu().numpy() for a in cap.alpha]),
-                           summary=SimpleNamespace(masked_heads=tuple(mask_heads)))
-    graph, scores, _, dtype = _passes(summarizer, enc, mask_heads, "conservative", KEEP_WINDOWS, "auto", None)
+    rolled = rollout_of(np.stack([a.half().cpu().numpy() for a in cap.alpha]), mask_heads)
+    graph, scores, _, dtype = graph_passes(summarizer, enc, mask_heads, "conservative", KEEP_WINDOWS, "auto", None)
     a, b = enc.window(cap.window)
     grad = token_attributions(summarizer, enc, *graph, [sentence], mask_heads, "conservative", None, scores,
                               dtype)[sentence][a:b]
-    out = {"attention": row @ att, "rollout": row @ rollout(fake), "alti": mix.score_to_tokens(part),
+    out = {"attention": row @ att, "rollout": row @ rolled, "alti": mix.score_to_tokens(part),
            "gradient": grad}
     if zeroed is not None:
         out["value_zeroing"] = row @ zeroed

@@ -94,7 +94,7 @@ class BareSession:
             await self.rerun(fragment=fragment)
 
     async def follow_class(self, code: str) -> None:
-        """What the class panel's component does in a student's page (ui/classroom.py): read the
+        """What the class panel's component does in a student's page (ui/classroom): read the
         class's version file every ``every`` ms of its data; when it moved, trigger ``moved``."""
         data = self.components["class_follow"][1]
         sent = data["version"]

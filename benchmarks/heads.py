@@ -138,7 +138,7 @@ def main(argv=None) -> dict:
     ops = {what: operation(s, text, what) for what in ("plain", "stats", "gradient")}
     rows = {}
 
-    def record(name, runs, op):
+    def note(name, runs, op):
         plain, t = alternate(ops["plain"], op, runs)
         med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
         low = lambda xs: min(x[0] for x in xs)  # noqa: E731
@@ -146,11 +146,11 @@ def main(argv=None) -> dict:
                       "ratio": round(med(t, 0) / med(plain, 0), 3), "ratio_of_min": round(low(t) / low(plain), 3),
                       "cpu_ratio": round(med(t, 1) / med(plain, 1), 3), "runs": runs}
 
-    record("stats", args.runs, ops["stats"])
-    record("gradient", args.runs, ops["gradient"])
+    note("stats", args.runs, ops["stats"])
+    note("gradient", args.runs, ops["gradient"])
     name = lambda b: f"ablation_batch{b or f'_auto_{AH.auto_batch(s, enc)}'}"  # noqa: E731
     for b in args.batches:
-        record(name(b), args.ablation_runs, operation(s, text, "ablation", b))
+        note(name(b), args.ablation_runs, operation(s, text, "ablation", b))
 
     memory = {"stats": peak_in_child("stats"),
               "plain": peak_in_child("plain"), "gradient": peak_in_child("gradient"),

@@ -4,7 +4,7 @@
 
 The app's own page scripts in one process (Streamlit's AppTest: the same code a browser session
 runs, no browser): Summarize, then each page with its default widgets; a page that asks before
-a whole-document analysis (ui.common.asked) has its Run button clicked. Per step: seconds, and
+a whole-document analysis (ui.runs.asked) has its Run button clicked. Per step: seconds, and
 the peak resident memory over the memory before it (VmHWM reset through /proc/self/clear_refs).
 Then the session is dropped and the memory that stays is read (settled RSS, over idle = the
 model loaded, before the first Summarize). Budget (issue 34): peak ≤ idle + 1.5 GB, settled ≤
@@ -52,7 +52,7 @@ def main(argv=None) -> dict:
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.testing.v1 import AppTest
 
-    from ui.common import release_memory
+    from ui.resources import release_memory
 
     init = PagesManager.__init__
 

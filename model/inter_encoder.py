@@ -27,7 +27,7 @@ class InterEncoderConfig:
     dropout: float = 0.1
     max_len: int = 5000
     # sentence positions seen in training (checkpoint metadata); later sentences get the last of
-    # them: rows training never saw raised scores (analysis/positions.py). None: every row its own.
+    # them: rows training never saw raised scores (studies/positions.py). None: every row its own.
     position_rows: int | None = None
 
 

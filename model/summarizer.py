@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import torch
@@ -22,6 +20,7 @@ from torch import nn
 
 from . import load
 from .bert import BertModel, extended_mask
+from .hooks import names, record, split_heads
 from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from .load import DEFAULT_CHECKPOINT
 from .text import CLS, SEP, WordPieceTokenizer, reading, split_sentences
@@ -80,6 +79,19 @@ class BertSumExt(nn.Module):
         (B = the head mask's batch when ``head_mask`` is [B, L, H])."""
         top = self.bert(input_ids, segment_ids, attention_mask, head_mask)  # [B, T, D]
         return self.scale * pool_sentences(top, attention_mask, cls_positions, cls_mask, self.pooling)
+
+    def embed(self, input_ids, segment_ids) -> torch.Tensor:
+        """BERT's input representation [B, T, D] (hook point ``bert.embed``)."""
+        return self.bert.embeddings(input_ids, segment_ids)
+
+    def bert_layers(self, x, mask, start: int = 0, end: int | None = None) -> torch.Tensor:
+        """BERT's layers [start, end) on hidden states x [B, T, D] with the additive mask [B, 1, 1, T]
+        (patching runs a window again from a cached layer input)."""
+        return self.bert.encoder(x, mask, start=start, end=end)
+
+    def sentence_pe(self, n: int) -> torch.Tensor:
+        """The sentence encoder's position rows for n sentences [n, D] (hook point ``inter.pe``)."""
+        return self.ext_layer.pos_emb(n)
 
     def forward(self, input_ids, segment_ids, attention_mask, cls_positions, cls_mask) -> torch.Tensor:
         """A batch of single-window documents → sentence scores [B, S]."""
@@ -141,38 +153,6 @@ def select(scores: list[float | None], sentences: tuple[str, ...], k: int, block
         chosen.append(i)
         seen |= tri
     return tuple(sorted(chosen))
-
-
-@contextmanager
-def hooks(pre=(), post=()):
-    """Forward pre-hooks and forward hooks, (module, fn) pairs, for the duration of the block;
-    each acts only for the thread that entered it (one model serves many threads), and all are
-    removed on exit, whatever happens."""
-    owner = threading.get_ident()
-
-    def mine(fn):
-        return lambda *args: fn(*args) if threading.get_ident() == owner else None
-
-    handles = ([m.register_forward_pre_hook(mine(f)) for m, f in pre]
-               + [m.register_forward_hook(mine(f)) for m, f in post])
-    try:
-        yield
-    finally:
-        for h in handles:
-            h.remove()
-
-
-@contextmanager
-def record(modules: dict[str, nn.Module]):
-    """Forward hooks on ``modules`` for the duration of the block (vit-pytorch's recorder).
-    Yields {name: [outputs…]}: detached outputs of calls made by this thread only."""
-    store = defaultdict(list)
-
-    def keep(name):
-        return lambda module, args, output: store[name].append(output.detach())
-
-    with hooks(post=[(m, keep(n)) for n, m in modules.items()]):
-        yield store
 
 
 class Summarizer:
@@ -311,21 +291,24 @@ class Summarizer:
                     cls_positions=t(cls), cls_mask=torch.ones(1, len(cls), dtype=torch.bool, device=self.device))
 
     def sentence_vectors(self, enc: Encoded, head_mask: torch.Tensor | None = None, window: int | None = None,
-                         probes: dict | None = None) -> tuple[torch.Tensor, dict]:
+                         probes: Iterable[str] = ()) -> tuple[torch.Tensor, dict]:
         """BERT window by window → every fed sentence's vector [B, S, D] (B = 1, or the batch of
-        ``head_mask`` [B, L, H]), and what ``probes`` recorded during ``window``."""
+        ``head_mask`` [B, L, H]), and what the hook points ``probes`` carried during ``window``
+        (model/hooks.py: {name: [value]})."""
         vecs, captured = [], {}
         for w in range(len(enc.window_starts)):
-            with record(probes if w == window else {}) as rec:
+            with record(self.model, probes if w == window else ()) as rec:
                 vecs.append(self.model.sentence_vectors(**self.window_inputs(enc, *enc.window(w)),
                                                         head_mask=head_mask))  # [B, S_w, D]
             captured = rec if w == window else captured
         return torch.cat(vecs, 1), captured  # [B, S, D]
 
     def score_vectors(self, vecs: torch.Tensor, head_mask: torch.Tensor | None = None,
-                      pe: torch.Tensor | None = None) -> torch.Tensor:
-        """The sentence encoder over sentence vectors [B, S, D] → part scores [B, S]."""
-        mask = torch.ones(vecs.shape[:2], dtype=torch.bool, device=vecs.device)  # [B, S]
+                      pe: torch.Tensor | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The sentence encoder over sentence vectors [B, S, D] (``mask`` [B, S]: True = a real
+        sentence; default all) → part scores [B, S]."""
+        if mask is None:
+            mask = torch.ones(vecs.shape[:2], dtype=torch.bool, device=vecs.device)  # [B, S]
         return self.model.ext_layer(vecs, mask, head_mask, pe)
 
     def score(self, enc: Encoded, mask_heads=()) -> torch.Tensor:
@@ -360,23 +343,20 @@ class Summarizer:
         enc = self.encode(text, self.max_windows)
         if not 0 <= window < len(enc.window_starts):
             raise ValueError(f"window {window} does not exist (the document has {len(enc.window_starts)})")
-        bert, ext = self.model.bert, self.model.ext_layer
-        probes = {"pos": bert.embeddings.position_embeddings, "type": bert.embeddings.token_type_embeddings}
-        for i, layer in enumerate(bert.encoder.layer):
-            a = layer.attention.self
-            probes.update({f"q{i}": a.query, f"k{i}": a.key, f"v{i}": a.value, f"p{i}": a.softmax})
-        inter = {"pe": ext.pos_emb} | {f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)}
+        L, L2 = self.size()[0], self.model.ext_layer.config.layers
+        probes = ["bert.embed.pos", "bert.embed.type", *names(self.model, r"bert\.\d+\.attn\.(q|k|v|pattern)")]
         bert_gates, inter_gates = self.head_mask(mask_heads)
-        with record(inter) as rec_ext, self.autocast():
+        with record(self.model, ["inter.pe", *names(self.model, r"inter\.\d+\.attn\.pattern")]) as rec_ext, \
+                self.autocast():
             sents, rec = self.sentence_vectors(enc, bert_gates, window, probes)  # [1, S, D]
             scores = self.score_vectors(sents, inter_gates)[0].float()  # [S]
         a, b = enc.window(window)
-        L, att = len(bert.encoder.layer), bert.encoder.layer[0].attention.self
         np16 = lambda x: x.half().cpu().numpy()  # noqa: E731
         np32 = lambda x: x.float().cpu().numpy()  # noqa: E731
         # halve each layer before stacking: half the bytes copied (capture overhead is ~30% of a forward)
-        layers = lambda name: np.stack([np16(rec[f"{name}{i}"][0][0]) for i in range(L)])  # noqa: E731 [L, H, T, T]
-        heads = lambda name: np.stack([np16(att.split_heads(rec[f"{name}{i}"][0])[0]) for i in range(L)])  # noqa: E731 [L, H, T, dh]
+        layers = lambda name: np.stack([np16(rec[f"bert.{i}.attn.{name}"][0][0]) for i in range(L)])  # noqa: E731 [L, H, T, T]
+        heads = lambda name: np.stack([np16(split_heads(self.model, rec[f"bert.{i}.attn.{name}"][0])[0])  # noqa: E731
+                                       for i in range(L)])  # [L, H, T, dh]
         ranks = enc.window_parts()
         S, T = len(enc.input_sentences), b - a
         return Trace(
@@ -392,14 +372,14 @@ class Summarizer:
             extended_mask=np32(extended_mask(torch.ones(1, T))[0, 0, 0]),
             cls_mask=np.ones(S, dtype=bool),
             inter_mask=np.zeros(S, dtype=bool),
-            bert_attention=layers("p"),
+            bert_attention=layers("pattern"),
             bert_query=heads("q"), bert_key=heads("k"), bert_value=heads("v"),
-            position_embeddings=np32(rec["pos"][0][0]),
-            token_type_embeddings=np32(rec["type"][0][0]),
+            position_embeddings=np32(rec["bert.embed.pos"][0][0]),
+            token_type_embeddings=np32(rec["bert.embed.type"][0][0]),
             sentence_vectors=np32(sents[0]),
-            sentence_pe=np32(rec_ext["pe"][0]),
-            inter_attention=np.stack([np16(rec_ext[f"inter{i}"][0][0]) for i in range(len(ext.transformer_inter))]),
-            pe_table=np32(sinusoidal_table(max(512, S + 8), ext.config.d_model)),
+            sentence_pe=np32(rec_ext["inter.pe"][0]),
+            inter_attention=np.stack([np16(rec_ext[f"inter.{i}.attn.pattern"][0][0]) for i in range(L2)]),
+            pe_table=np32(sinusoidal_table(max(512, S + 8), self.model.ext_layer.config.d_model)),
         )
 
 
@@ -417,18 +397,17 @@ class Summarizer:
         mask = _pad([[1] * len(e.tokens) for e in encs], T).to(dev)  # [B, T]
         cls = _pad([e.cls_positions for e in encs], S).to(dev)  # [B, S]
         cls_mask = _pad([[True] * len(e.cls_positions) for e in encs], S, False).to(dev)  # [B, S]
-        ext = self.model.ext_layer
-        probes = {"bert": self.model.bert.encoder.layer[layer].attention.self.softmax}
-        probes.update({f"inter{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)})
-        with record(probes) as rec, self.autocast():
+        L2 = self.model.ext_layer.config.layers
+        with record(self.model, [f"bert.{layer}.attn.pattern"] + [f"inter.{i}.attn.pattern" for i in range(L2)]) \
+                as rec, self.autocast():
             scores = self.model(ids, segs, mask, cls, cls_mask)  # [B, S]
         return BatchTrace(
             tokens=tuple(e.tokens for e in encs),
             attention_mask=mask.bool().cpu().numpy(),
             extended_mask=extended_mask(mask)[:, 0, 0].float().cpu().numpy(),
             cls_positions=cls.cpu().numpy(), cls_mask=cls_mask.cpu().numpy(), inter_mask=~cls_mask.cpu().numpy(),
-            layer=layer, bert_attention=rec["bert"][0].half().cpu().numpy(),
-            inter_attention=torch.stack([rec[f"inter{i}"][0] for i in range(len(ext.transformer_inter))], 1)
+            layer=layer, bert_attention=rec[f"bert.{layer}.attn.pattern"][0].half().cpu().numpy(),
+            inter_attention=torch.stack([rec[f"inter.{i}.attn.pattern"][0] for i in range(L2)], 1)
             .half().cpu().numpy(),
             scores=scores.float().cpu().numpy())
 

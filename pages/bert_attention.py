@@ -3,9 +3,9 @@ import numpy as np
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from ui.common import (BERT_VIEWS, COLORSCALES, derived, figure, head_map, layer_head_pickers, need_trace, plot,
-                       row_shares, run_mixing, run_value_zeroing, shared_figure, widget_key, window_caption,
-                       with_maps)
+from ui.figures import figure, head_map, plot, shared_figure
+from ui.runs import derived, row_shares, run_mixing, run_value_zeroing, widget_key, with_maps
+from ui.widgets import BERT_VIEWS, COLORSCALES, layer_head_pickers, need_trace, window_caption
 from ui.state import keep
 from viz import attention as A
 from viz import explain as X

@@ -18,7 +18,10 @@ import streamlit as st
 
 from analysis import heads as AH
 from ui import a11y, state
-from ui.common import ROOT, default_model, model_arguments, plot, start_session
+from ui.figures import plot
+from ui.legacy import start_session
+from ui.models import default_model, model_arguments
+from ui.widgets import ROOT
 from ui.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram

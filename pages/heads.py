@@ -3,7 +3,6 @@ how much each head matters to the summary (Michel et al. 2019: the gradient esti
 the exact ablation on demand), the summary with heads switched off, and what fine-tuning changed."""
 from __future__ import annotations
 
-import hashlib
 import html
 from pathlib import Path
 
@@ -13,8 +12,11 @@ import streamlit as st
 
 from analysis import heads as AH
 from ui import a11y, state
-from ui.common import (COLORSCALES, asked, backbone_name, get_model, head_map, model_slots, need_trace, plot,
-                       run_trace, seconds_per_window, side_by_side, window_caption)
+from ui.figures import head_map, plot
+from ui.models import backbone_name
+from ui.resources import get_model
+from ui.runs import asked, cached, peek, run_trace, seconds_per_window, side_by_side
+from ui.widgets import COLORSCALES, need_trace, window_caption
 from ui.export import frame_csv
 from ui.state import keep
 from viz import heads as VH
@@ -22,43 +24,6 @@ from viz.common import sentence_label
 from viz.inter import inter_heatmap
 
 VIEWS = ["Statistics", "Importance", "Switch heads off", "What fine-tuning changed"]
-
-
-def size(value) -> int:
-    """Bytes of a cached result (NumPy arrays, an Ablation, a Summary)."""
-    if isinstance(value, np.ndarray):
-        return value.nbytes
-    if isinstance(value, dict):
-        return sum(size(v) for v in value.values())
-    if isinstance(value, tuple):
-        return sum(size(v) for v in value)
-    return value.nbytes() if callable(getattr(value, "nbytes", None)) else 4096
-
-
-@st.cache_resource(show_spinner=False)
-def heads_cache():
-    """Statistics, importance and summaries with heads off, for the whole server: a few MB
-    per document at most (the ablation keeps every head's part scores)."""
-    from ui.cache import BoundedCache
-
-    return BoundedCache(max_entries=64, max_bytes=64 * 2 ** 20, size=size)
-
-
-def result_key(kind: str, *extra) -> tuple:
-    """heads_cache key: ``kind`` of the current result (document hash + settings) + ``extra``."""
-    p = state.params()
-    return (kind, hashlib.sha256(p["text"].encode()).hexdigest(), p["k"], p["block_trigram"], p["weights"],
-            p["device"], *extra)
-
-
-def cached(kind: str, compute, *extra, model_run: bool = True):
-    """The cached ``kind`` result of the current document, else ``compute()`` (a model run holds
-    one of the server's model slots)."""
-    def run():
-        with model_slots():
-            return compute()
-
-    return heads_cache().get(result_key(kind, *extra), run if model_run else compute)
 
 
 trace = need_trace()
@@ -79,20 +44,19 @@ untrained = trace.summary.weights == "untrained"
 st.session_state.setdefault("heads_view", VIEWS[0])  # not default=: the kept value is written back every run
 view = st.segmented_control("View", VIEWS, key=keep("heads_view"), required=True) or VIEWS[0]
 
-stats = cached("stats", lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window,
-               model_run=False)
-gradient = heads_cache().peek(result_key("gradient"))
+stats = cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+gradient = peek("gradient", params)
 if gradient is None and view != VIEWS[3]:
     stop = asked("gradient", "Each head's importance (the gradient estimate)", len(trace.windows),
                  len(trace.windows) * seconds_per_window(model))
     if stop is not None:
         bar = st.progress(0.0, "Each head's importance: one backward pass, window by window…")
-        gradient = cached("gradient", lambda: dict(zip(AH.PARTS, AH.importance_gradient(
+        gradient = cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(
             model, text, k, block, progress=lambda done, total: bar.progress(
-                done / total, f"Each head's importance: window {done} of {total}")))))
+                done / total, f"Each head's importance: window {done} of {total}")))), model_run=True)
         bar.empty()
         stop.empty()
-ablation = heads_cache().peek(result_key("ablation"))  # computed by anyone on this server, else None until asked for
+ablation = peek("ablation", params)  # computed by anyone on this server, else None until asked for
 
 
 def run_ablation():
@@ -101,7 +65,8 @@ def run_ablation():
     def progress(done, total):
         bar.progress(done / total, text=f"Switching every head off, one at a time: batch {done} of {total}")
 
-    result = cached("ablation", lambda: AH.importance_ablation(model, text, k, block, progress=progress))
+    result = cached("ablation", params, lambda: AH.importance_ablation(model, text, k, block, progress=progress),
+                    model_run=True)
     bar.empty()
     return result
 
@@ -175,8 +140,8 @@ if view == "Statistics":
     pair = side_by_side("heads_other")
     if pair is not None:  # the same statistics of a second model on this document
         other, b = pair
-        b_stats = heads_cache().get(result_key("stats_other", other, b.window), lambda: {
-            "bert": AH.bert_stats(b), "inter": AH.inter_stats(b)})
+        b_stats = cached("stats_other", params, lambda: {"bert": AH.bert_stats(b), "inter": AH.inter_stats(b)},
+                         other, b.window)
         left, right = st.columns([b_stats["bert"][name].shape[1], max(b_stats["inter"][iname].shape[1], 6)])
         with left:
             plot(VH.head_map(b_stats["bert"][name], f"{other}, BERT: {AH.BERT_STATS[name]}", name=AH.SHORT[name],
@@ -251,7 +216,8 @@ elif view == "Switch heads off":
     if not off:
         st.info("Pick heads to switch off (their attention output zeroed, Michel et al. 2019) and compare the summary.")
     else:
-        masked = cached("masked", lambda: model.summarize(text, k, block, mask_heads=tuple(off)), tuple(sorted(off)))
+        masked = cached("masked", params, lambda: model.summarize(text, k, block, mask_heads=tuple(off)),
+                        tuple(sorted(off)), model_run=True)
         before, s = trace.summary, masked
         scored = [i for i, x in enumerate(before.scores) if x is not None]
         delta = np.array([s.scores[i] - before.scores[i] for i in scored])
@@ -284,7 +250,7 @@ else:  # what fine-tuning changed
                    "matter to its scores says nothing about summarization.")
         with st.spinner("Running the unmodified backbone…"):
             other = run_trace(text, k, block, backbone_name(params["weights"]), params["device"], window=trace.window)
-        backbone = cached("stats_backbone", lambda: AH.bert_stats(other), trace.window, model_run=False)
+        backbone = cached("stats_backbone", params, lambda: AH.bert_stats(other), trace.window)
         c = st.columns(2)
         name = c[0].selectbox("Statistic", list(AH.BERT_STATS), format_func=AH.BERT_STATS.get, key=keep("heads_ft_stat"))
         colorscale = c[1].selectbox("Colour scale", COLORSCALES, key=keep("heads_ft_colors"))

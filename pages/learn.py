@@ -2,7 +2,9 @@
 import numpy as np
 import streamlit as st
 
-from ui.common import figure, layer_head_pickers, need_trace, plot, run_mixing, window_caption
+from ui.figures import figure, plot
+from ui.runs import run_mixing
+from ui.widgets import layer_head_pickers, need_trace, window_caption
 from ui.state import keep
 from viz.common import token_labels
 from viz.learn import attention_steps, step_figures

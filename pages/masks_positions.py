@@ -1,13 +1,14 @@
 """Page 4: the masks and the position information the model sees: in a padded batch, as BertSum
 trains, for this document, and against a decoder's causal mask."""
-import hashlib
 
 import numpy as np
 import streamlit as st
 
 from ui import state
-from ui.common import (example_text, examples, get_model, keyed, model_slots, need_trace, plot, run_cached,
-                       window_caption)
+from ui.figures import plot
+from ui.resources import get_model
+from ui.runs import cached, keyed, result_key, sha
+from ui.widgets import example_text, examples, need_trace, window_caption
 from viz import masks as M
 
 trace = need_trace()
@@ -27,17 +28,12 @@ chosen = st.multiselect("Documents batched with this one", list(others), default
 texts = [params["text"]] + [example_text(others[n]) for n in chosen if n in others]
 model = get_model(params["weights"], params["device"])
 c = st.columns(3)
-layer = c[0].selectbox("BERT layer", range(len(model.model.bert.encoder.layer)), format_func=lambda i: f"{i + 1}",
+layer = c[0].selectbox("BERT layer", range(model.size()[0]), format_func=lambda i: f"{i + 1}",
                        key=state.keep("batch_layer"))
 
 
-def compute_batch():
-    with model_slots():
-        return model.batch_trace(texts, layer)
-
-
-key = ("batch", tuple(hashlib.sha256(t.encode()).hexdigest() for t in texts), params["weights"], params["device"], layer)
-batch = run_cached(key, compute_batch)
+batch_of = (layer, tuple(sha(t) for t in texts[1:]))  # besides the document and its settings
+batch = cached("batch", params, lambda: model.batch_trace(texts, layer), *batch_of, model_run=True)
 lengths = batch.attention_mask.sum(1)
 st.caption(f"{len(texts)} documents: " + ", ".join(f"document {b + 1} {n} tokens" for b, n in enumerate(lengths))
            + f"; padded to {batch.attention_mask.shape[1]} tokens and {batch.cls_mask.shape[1]} sentences.")
@@ -47,7 +43,7 @@ padded = int(np.argmin(lengths))
 head = c[1].selectbox("Head", range(batch.bert_attention.shape[1]), format_func=lambda h: f"{h + 1}",
                       key=state.keep("batch_head"))
 doc = c[2].selectbox("Document", range(len(texts)), index=padded, format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
-                     key=keyed("batch_doc", key))  # per batch: opens on its padded one
+                     key=keyed("batch_doc", result_key("batch", params, *batch_of)))  # per batch: opens on its padded one
 plot(M.batch_attention_row(batch, doc, head), key="batch_row")
 st.caption("The additive mask puts −10000 on the logits of padded keys; after the softmax their weight is "
            "e^−10000 ≈ 0, so a padded document attends only to its own tokens. The sentence encoder fills "

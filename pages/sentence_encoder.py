@@ -3,7 +3,9 @@ import streamlit as st
 
 import numpy as np
 
-from ui.common import COLORSCALES, layer_head_pickers, need_trace, plot, row_shares, run_mixing, with_maps
+from ui.figures import plot
+from ui.runs import row_shares, run_mixing, with_maps
+from ui.widgets import COLORSCALES, layer_head_pickers, need_trace
 from ui.state import keep
 from viz.inter import inter_heatmap
 

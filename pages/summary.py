@@ -8,7 +8,10 @@ import streamlit as st
 
 from analysis.explain import selection
 from ui import state
-from ui.common import examples, get_model, need_trace, plot, result_caption, shared_figure, side_by_side
+from ui.figures import plot, shared_figure
+from ui.resources import get_model
+from ui.runs import side_by_side
+from ui.widgets import examples, need_trace, result_caption
 from ui.export import download_row
 from viz.common import plural, preview
 from viz.heads import score_comparison

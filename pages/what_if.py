@@ -4,7 +4,6 @@ left the summary and why, how much each head's attention changed, and activation
 parts of the model carry a sentence's score change (analysis/compare.py)."""
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 
@@ -14,8 +13,10 @@ import streamlit as st
 
 from analysis import compare as C
 from ui import a11y, state
-from ui.common import (get_model, head_map, model_slots, need_trace, plot, result_caption, run_cached,
-                       trace_cache, window_caption, examples)
+from ui.figures import head_map, plot
+from ui.resources import get_model
+from ui.runs import cached, peek, sha
+from ui.widgets import examples, need_trace, result_caption, window_caption
 from ui.export import frame_csv
 from ui.state import keep
 from viz import what_if as VW
@@ -32,7 +33,6 @@ trace = need_trace()
 params = state.params()
 model = get_model(params["weights"], params["device"])
 text_a, k, block = params["text"], params["k"], params["block_trigram"]
-sha = lambda t: hashlib.sha256(t.encode()).hexdigest()  # noqa: E731
 st.title("What if", help=HELP)
 
 
@@ -115,19 +115,11 @@ if text_b == text_a:
     st.stop()
 
 
-def compute():
-    with model_slots():
-        return C.compare(model, text_a, text_b, k, block)
-
-
-def run_patching(sentence: int, heads_too: bool):
-    with model_slots():
-        return C.patch(model, text_a, text_b, sentence, bert_heads=heads_too, alignment=cmp.alignment)
 
 
 try:
     with st.spinner("Running A and B…"):
-        cmp = run_cached(("whatif", sha(text_a), sha(text_b), k, block, params["weights"], params["device"]), compute)
+        cmp = cached("whatif", params, lambda: C.compare(model, text_a, text_b, k, block), sha(text_b), model_run=True)
 except ValueError as err:  # e.g. B is empty or too long: the model's own one-line message
     st.error(markdown_text(str(err)))
     st.stop()
@@ -176,8 +168,7 @@ order = np.argsort(-cmp.bert_change, axis=None)
 pick = st.selectbox("Open a BERT head in A and B", [divmod(int(x), H) for x in order],
                     format_func=lambda lh: f"layer {lh[0] + 1}, head {lh[1] + 1} (change {cmp.bert_change[lh]:.3f})",
                     key="whatif_head", help="Heads with the largest change first.")
-trace_b = run_cached(("whatif_trace", sha(text_b), k, block, params["weights"], params["device"]),
-                     lambda: C.masking(model).trace(text_b, k, block))
+trace_b = cached("whatif_trace", params, lambda: C.masking(model).trace(text_b, k, block), sha(text_b))
 if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
     st.session_state["whatif_map_for"] = pick
     st.session_state["whatif_map_a"] = st.session_state["whatif_map_b"] = pick[1]
@@ -206,15 +197,16 @@ else:
                                                       f"(Δ {cmp.delta[both[j][0]]:+.3f}): "
                                                       f"{preview(sa.sentences[both[j][1].a], 60)}",
                                 help="Largest score change first.")]
-    key = ("whatif_patch", sha(text_a), sha(text_b), row.a, params["weights"], params["device"])
     heads_too = st.checkbox(f"Also every BERT head ({L * H} more runs of one window)", value=True, key="whatif_heads")
-    key += (heads_too,)
-    patching = trace_cache().peek(key)  # run by anyone on this server: shown at once
+    patch_of = (sha(text_b), row.a, heads_too)  # besides the document and its settings
+    patching = peek("whatif_patch", params, *patch_of)  # run by anyone on this server: shown at once
     slot = st.empty()
     if patching is None and slot.button("Run activation patching", type="primary", key="whatif_patch"):
         try:
             with st.spinner("Running B with each component taken from A…"):
-                patching = run_cached(key, lambda: run_patching(row.a, heads_too))
+                patching = cached("whatif_patch", params, lambda: C.patch(
+                    model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment), *patch_of,
+                    model_run=True)
             slot.empty()
         except ValueError as err:  # e.g. a sentence longer than a BERT window
             st.error(markdown_text(str(err)))

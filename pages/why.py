@@ -1,15 +1,16 @@
 """Why this summary: each sentence's score with and without its position, and which words of
 the document raised or lowered the score of a chosen sentence (analysis.explain)."""
-import hashlib
 import html
-import os
 
 import numpy as np
 import streamlit as st
 
 from model.summarizer import CONTROL
 from ui import a11y, state
-from ui.common import asked, get_model, model_slots, need_trace, plot, seconds_per_window
+from ui.figures import plot
+from ui.resources import get_model, model_slots
+from ui.runs import asked, cached, peek, seconds_per_window
+from ui.widgets import need_trace
 from viz import explain as E
 from viz.common import preview
 
@@ -35,19 +36,6 @@ weights then stay within 3% of the float32 ones.
 2019; Kobayashi et al. 2020), hence the gradients here."""
 
 
-@st.cache_resource(show_spinner=False)
-def explanation_cache():
-    """Explanations for the whole server, next to the trace cache (ui.common.trace_cache):
-    key = document hash + settings + which sentences. Size: env MICROSCOPE_CACHE_ENTRIES."""
-    from ui.cache import BoundedCache
-
-    def size(ex: dict) -> int:  # ~100 bytes a word span, ~300 a sentence
-        return 100 * sum(len(v) for v in ex["attributions"].values()) + 300 * len(ex["sentences"])
-
-    return BoundedCache(max_entries=4 * int(os.environ.get("MICROSCOPE_CACHE_ENTRIES", 12)),
-                        max_bytes=int(os.environ.get("MICROSCOPE_CACHE_MB", 480)) * 2 ** 20 // 4, size=size)
-
-
 def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
     """``analysis.explain.explain`` of the current document (``trace``: its Trace), cached;
     progress while it runs."""
@@ -64,12 +52,7 @@ def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
         bar.empty()
         return ex
 
-    return explanation_cache().get(explanation_key(params, sentences), compute)
-
-
-def explanation_key(params: dict, sentences: tuple[int, ...] | None) -> tuple:
-    return (hashlib.sha256(params["text"].encode()).hexdigest(), params["k"], params["block_trigram"],
-            params["weights"], params["device"], tuple(params.get("mask_heads", ())), sentences)
+    return cached("explanation", params, compute, sentences)
 
 
 LONG_TEXT = 6_000  # characters: a longer document's word colours scroll in a box
@@ -85,7 +68,7 @@ trace = need_trace()
 params = state.params()
 st.title("Why this summary", help=HELP)
 stop = st.empty()
-if explanation_cache().peek(explanation_key(params, None)) is None:  # a long document: asked for first
+if peek("explanation", params, None) is None:  # a long document: asked for first
     stop = asked("why", "Attributing the summary's scores to words", len(trace.windows),
                  len(trace.windows) * seconds_per_window(get_model(params["weights"], params["device"])))
     if stop is None:
@@ -158,7 +141,6 @@ if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/lea
     st.session_state["why_scoreboard"] = (result, i, vz_layer)
 if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
     from analysis import mixing as M
-    from ui.common import run_cached
 
     def board():
         bar = st.progress(0.0, "Deleting tokens and scoring again…")
@@ -171,9 +153,7 @@ if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
             return M.faithfulness(model, enc, i, params.get("mask_heads", ()), zeroed=zeroed, cap=cap,
                                   progress=lambda d, t: bar.progress(d / t, f"{d} / {t} runs"))
 
-    key = (hashlib.sha256(params["text"].encode()).hexdigest(), params["weights"], params["device"],
-           tuple(params.get("mask_heads", ())), "scoreboard", i, vz_layer)
-    b = run_cached(key, board)
+    b = cached("scoreboard", params, board, i, vz_layer)
     st.info(b["verdict"], icon=":material/verified:")
     rows = [{"sentences": M.SCOPES[scope].split(" (")[0], "method": b["names"][m],
              "comprehensiveness ↑": round(v["aopc_comprehensiveness"], 3),

@@ -16,7 +16,7 @@ Each process keeps its own model and caches.
 another machine with the same MICROSCOPE_STORE, and this run's MICROSCOPE_PROXY_SECRET, printed at
 start). Ctrl-C stops everything this started.
 
-Security (README: Security): nginx tells the app who is asking (X-Real-IP, for the password
+Security (docs/security.md): nginx tells the app who is asking (X-Real-IP, for the password
 throttle) with a secret header the app checks (MICROSCOPE_PROXY_SECRET: random per run unless set);
 a request without it is its socket's peer. ``--certfile``/``--keyfile``: HTTPS and websockets over
 TLS, the route cookie Secure, HSTS, plain HTTP on that port redirected. nginx hides its version, runs
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import Server, descendants, free_port, wait_healthy  # noqa: E402
 from model.load import parse_model_spec  # noqa: E402
-from ui.classroom import PROXY_SECRET  # noqa: E402
+from ui.classroom.session import PROXY_SECRET  # noqa: E402
 from ui.store import private_folder  # noqa: E402
 
 NGINX_CONF = """\
@@ -79,7 +79,7 @@ http {{
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
       proxy_set_header Host $host;
-      # this run's secret: only with it does the app believe X-Real-IP, who is asking (ui.classroom.client:
+      # this run's secret: only with it does the app believe X-Real-IP, who is asking (ui.classroom.session.client:
       # wrong passwords are throttled per client); nginx replaces whatever a browser sent in either
       proxy_set_header X-Microscope-Proxy {secret};
       proxy_set_header X-Real-IP $remote_addr;
@@ -98,7 +98,7 @@ POLL_RATE = 100  # version-file reads per second per client address (a NAT'd cla
 CONN_LIMIT = 200
 CLASSES = """\
     location /app/static/classes/ {{
-      # a class's version, read by every student's browser twice a second (ui/classroom.py): from disk,
+      # a class's version, read by every student's browser twice a second (ui/classroom): from disk,
       # or from the app processes where nginx's workers cannot read the folder or it is on other machines
       limit_req zone=classes burst={poll_burst} nodelay;
       limit_req_status 429;
@@ -278,11 +278,11 @@ def main(argv=None) -> None:
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
               f"{scheme}://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
         if not args.certfile:
-            print("Plain HTTP: passwords and resume keys cross the network in clear (README: Security, "
+            print("Plain HTTP: passwords and resume keys cross the network in clear (docs/security.md, "
                   "--certfile/--keyfile).", flush=True)
         if args.upstream:
             print(f"Start each --upstream app process with {PROXY_SECRET}={cluster.secret} in its environment "
-                  "and --server.address set to its private interface (README: Security).", flush=True)
+                  "and --server.address set to its private interface (docs/security.md).", flush=True)
         try:
             while all(s.proc.poll() is None for s in cluster.servers):
                 time.sleep(1)

@@ -13,7 +13,7 @@ the server's CPU seconds per student flow (user + system of the app processes ov
 divided by the students) and the app processes' peak memory (VmHWM). ``--throttle`` emulates a
 20 Mbit/s down, 5 Mbit/s up, 40 ms link for every student (Chromium's DevTools protocol).
 
-``--follow``: a class instead (ui/classroom.py). A scripted teacher picks the shipped lesson, starts
+``--follow``: a class instead (ui/classroom). A scripted teacher picks the shipped lesson, starts
 a class and walks every step with Next; the students joined by the class link. Per step: the time
 from the teacher's click to each student showing the step (its text), p50/p95, failures (a student
 not there within ``--timeout``), the app processes' CPU seconds per student per step; then

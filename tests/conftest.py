@@ -1,15 +1,19 @@
 """Shared fixtures: a synthetic Trace (random tensors, real field names/shapes/dtypes from
-model/trace.py) for the figure tests, and the real Summarizer loaded once per session."""
+model/trace.py) for the figure tests, the real Summarizer loaded once per session, the app's state
+in a temporary folder, AppTest's answer to Streamlit's legacy multipage mode, and the real app
+server and Chromium for the browser tests. Shared helpers: tests/helpers.py, tests/browsing.py."""
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from benchmarks.common import CHROMIUM_ARGS, Server
 from model.inter_encoder import sinusoidal_table
 from model.trace import Summary, Trace
 
@@ -79,6 +83,23 @@ def server_state_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def navigation_not_pages_dir(monkeypatch):
+    """The one answer in the tests to Streamlit 1.67's legacy multipage mode (ui/legacy.py): AppTest
+    resets PagesManager.uses_pages_directory before every run and a ``pages/`` folder then sends
+    reruns down the legacy path (the page script runs without app.py). The real server clears the
+    flag once st.navigation runs; do the same here, for every test."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    init = PagesManager.__init__
+
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", patched)
+
+
 @pytest.fixture(scope="session")
 def trace() -> Trace:
     return synthetic_trace()
@@ -105,3 +126,35 @@ def presumm_model(presumm_base):
     from model.summarizer import Summarizer
 
     return Summarizer.load(*presumm_base, device="cpu")
+
+
+# ---------------------------------------------------------------- the real app in Debian's Chromium
+# (tests/test_browser.py, tests/test_browser_accessibility.py; helpers in tests/browsing.py)
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with Server(tmp_path_factory.mktemp("server") / "streamlit.log") as s:
+        yield s.url + "/"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where screenshots go; with UPDATE_SCREENSHOTS=1 they replace the README's at the end."""
+    d = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
+    d.mkdir(parents=True, exist_ok=True)
+    yield d
+    if os.environ.get("UPDATE_SCREENSHOTS"):
+        docs = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        for png in d.glob("*.png"):
+            shutil.copy(png, docs / png.name)

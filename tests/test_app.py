@@ -3,65 +3,14 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-LONG = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")    # 2 BERT windows
-SHORT = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
+from helpers import CORPUS, LONG, ROOT, SHORT, charts, new_app, range_slider, spec, summarize, summarize_button  # noqa: F401
+
 PAGES = ["pages/summary.py", "pages/bert_attention.py", "pages/sentence_encoder.py",
          "pages/masks_positions.py", "pages/learn.py"]
-
-
-@pytest.fixture(autouse=True)
-def navigation_not_pages_dir(monkeypatch):
-    """AppTest (streamlit 1.67) resets PagesManager.uses_pages_directory before every run and a
-    ``pages/`` folder then sends reruns down the legacy MPA-v1 path (the page script runs without
-    app.py). The real server sets the flag to False once st.navigation runs; do the same here."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    init = PagesManager.__init__
-
-    def patched(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", patched)
-
-
-def new_app():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    return at.run()
-
-
-def summarize_button(at):
-    return next(b for b in at.button if b.label == "Summarize")
-
-
-def summarize(at, text: str, k: int = 3):
-    at.text_area(key="document").set_value(text)
-    at.number_input(key="k").set_value(k)
-    summarize_button(at).click().run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at):
-    """The pages' charts (not the sidebar's blank one that preloads Plotly in the browser)."""
-    return [c for c in at.get("plotly_chart") if c.key != "plotly_preload"]
-
-
-def range_slider(at):
-    """BERT attention's Sentences slider (its key names the result it belongs to)."""
-    return next(s for s in at.select_slider if s.key.startswith("bert_range"))
-
-
-def spec(chart) -> str:
-    return chart.proto.spec
 
 
 @pytest.fixture(scope="module")
@@ -185,9 +134,6 @@ def test_learn_page(summarizer_loaded):
     assert "token 6" in spec(charts(at)[0])  # 1-based in the interface
 
 
-CORPUS = ROOT / "tests" / "bad_inputs"
-
-
 @pytest.mark.parametrize("name", ["one_sentence.txt", "no_punctuation.txt", "control_chars.txt", "unicode.txt",
                                   "html.txt"])
 def test_bad_input_corpus_is_summarised(summarizer_loaded, name):
@@ -211,7 +157,7 @@ def test_bad_upload_is_a_message_and_keeps_the_text(summarizer_loaded, name, mes
     """AppTest cannot drive st.file_uploader: call the uploader's callback with the file."""
     from types import SimpleNamespace
 
-    from ui import common
+    from ui import widgets as common
 
     state = {"upload": SimpleNamespace(name=name, getvalue=(CORPUS / name).read_bytes), "document": "kept"}
     with pytest.MonkeyPatch.context() as m:
@@ -228,7 +174,7 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     from streamlit.testing.v1 import AppTest
 
     from ui.cache import BoundedCache, figure_bytes
-    from ui.common import figure_cache
+    from ui.resources import figure_cache
 
     figure_cache.clear()  # a new, empty cache for this test
     specs = []
@@ -289,7 +235,7 @@ def test_a_long_document_asks_before_whole_document_analyses(summarizer_loaded):
     """Heads and Why on a document of more than LONG_WINDOWS BERT windows: an estimate and a Run
     button first, nothing computed on sight; Run computes it with a Stop button beside."""
     from benchmarks.long_document import document
-    from ui.common import LONG_WINDOWS
+    from ui.runs import LONG_WINDOWS
 
     at = summarize(new_app(), document(14_000))
     assert len(summarizer_loaded.encode(document(14_000), None).window_starts) > LONG_WINDOWS

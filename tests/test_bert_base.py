@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from model.load import ModelSpec, parse_model_spec, read_model_specs, read_state_dict
-from model.summarizer import Summarizer, record
-from test_app import navigation_not_pages_dir  # noqa: F401  (autouse: AppTest runs app.py as the server does)
+from model.hooks import names, record
+from model.summarizer import Summarizer
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")
@@ -55,15 +55,14 @@ def test_bert_base_matches_transformers(presumm_base, presumm_model):
     segs = torch.tensor(enc.segment_ids[:T])[None].repeat(2, 1)
     mask = torch.ones(2, T, dtype=torch.long)
     mask[1, 200:] = 0
-    probes = {f"p{i}": l.attention.self.softmax for i, l in enumerate(ours.encoder.layer)}
-    with torch.no_grad(), record(probes) as rec:
+    with torch.no_grad(), record(presumm_model.model, names(presumm_model.model, r"bert\.\d+\.attn\.pattern")) as rec:
         h = ours(ids, segs, mask)
         out = ref(input_ids=ids, token_type_ids=segs, attention_mask=mask, output_attentions=True)
     real = mask.bool()
     assert (h - out.last_hidden_state)[real].abs().max().item() < 1e-4
     assert len(out.attentions) == 12
     for i, a in enumerate(out.attentions):
-        assert (rec[f"p{i}"][0][0] - a[0]).abs().max().item() < 1e-5
+        assert (rec[f"bert.{i}.attn.pattern"][0][0] - a[0]).abs().max().item() < 1e-5
         assert (rec[f"p{i}"][0][1, :, :200] - a[1, :, :200]).abs().max().item() < 1e-5
 
 
@@ -160,13 +159,13 @@ def app_with(presumm_base, monkeypatch, presumm_model):
     backbone, checkpoint = presumm_base
     monkeypatch.setattr(sys, "argv", ["app.py", "--model", f"paper={backbone},{checkpoint}",
                                       "--model", f"broken={backbone},{backbone / 'missing.pt'}"])
-    from ui.common import get_model
+    from ui.resources import get_model
 
     get_model.clear()
 
 
 def test_every_page_at_bert_base_size(app_with):
-    from test_app import charts, new_app, spec, summarize
+    from helpers import charts, new_app, spec, summarize
 
     at = new_app()
     assert at.selectbox(key="weights").value == "paper"      # the model named at start is the default
@@ -191,7 +190,7 @@ def test_every_page_at_bert_base_size(app_with):
 
 
 def test_heads_page_at_bert_base_size(app_with):
-    from test_app import charts, new_app, spec, summarize
+    from helpers import charts, new_app, spec, summarize
 
     at = summarize(new_app(), SHORT)
     at.switch_page("pages/heads.py").run()
@@ -204,7 +203,7 @@ def test_heads_page_at_bert_base_size(app_with):
 
 
 def test_a_broken_model_is_one_line_and_the_others_still_work(app_with):
-    from test_app import new_app, summarize_button
+    from helpers import new_app, summarize_button
 
     at = new_app()
     at.selectbox(key="weights").set_value("broken").run()
@@ -218,8 +217,8 @@ def test_a_broken_model_is_one_line_and_the_others_still_work(app_with):
 
 
 def test_two_models_side_by_side(app_with, presumm_model, summarizer):
-    from ui.common import shipped_weights
-    from test_app import charts, new_app, spec, summarize
+    from ui.models import shipped_weights
+    from helpers import charts, new_app, spec, summarize
 
     at = summarize(new_app(), SHORT)
     shipped = shipped_weights()[0]

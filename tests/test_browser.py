@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -16,74 +15,16 @@ from urllib.parse import urlparse
 import pytest
 
 from benchmarks.browser import head_button, pick
-from benchmarks.common import CHROMIUM_ARGS, Server
+from benchmarks.common import Server
+from browsing import ARTICLE, HEATMAP, go_to, idle, open_app, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
-ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 653 words, 2 windows
 HTML = (ROOT / "tests" / "bad_inputs" / "html.txt").read_text(encoding="utf-8")
 PAGES = ["Summary", "Why this summary", "BERT attention", "Sentence encoder", "Masks & positions", "Heads", "Learn"]
-HEATMAP = ".js-plotly-plot .hm image"  # a drawn Plotly heatmap
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"),
                                  reason="Debian chromium is not installed (CI installs it)")]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with Server(tmp_path_factory.mktemp("server") / "streamlit.log") as s:
-        yield s.url + "/"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    """Where screenshots go; with UPDATE_SCREENSHOTS=1 they replace the README's at the end."""
-    d = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
-    d.mkdir(parents=True, exist_ok=True)
-    yield d
-    if os.environ.get("UPDATE_SCREENSHOTS"):
-        docs = ROOT / "docs" / "screenshots"
-        docs.mkdir(parents=True, exist_ok=True)
-        for png in d.glob("*.png"):
-            shutil.copy(png, docs / png.name)
-
-
-def idle(page) -> None:
-    page.wait_for_timeout(200)
-    page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
-
-
-def open_app(browser, url: str, received: list[int] | None = None):
-    page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.on("dialog", lambda d: pytest.fail(f"the page opened a dialog: {d.message!r}"))
-    if received is not None:
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
-    page.goto(url)
-    page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
-    idle(page)
-    return page
-
-
-def go_to(page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-    idle(page)
-
-
-def summarize(page, text: str) -> float:
-    page.get_by_role("textbox", name="Document", exact=True).fill(text)
-    t = time.perf_counter()
-    page.get_by_role("button", name="Summarize").click()
-    return t
 
 
 def test_every_page_in_chromium(server, browser, shots):
@@ -188,7 +129,8 @@ def test_hover_shows_the_exact_weight_of_the_shown_head_and_of_one_reached_by_it
     page.close()
 
 
-HELPERS = {"cache", "common", "corpus runs", "corpus_runs", "export", "link", "state", "store"}
+HELPERS = {"a11y", "cache", "classroom", "corpus runs", "corpus_runs", "errors", "export", "figures", "legacy", "link",
+           "models", "resources", "runs", "state", "store", "widgets"}
 NAV_WATCH = """window.__nav = new Set(); new MutationObserver(() => document.querySelectorAll(
   '[data-testid="stSidebarNav"] a').forEach(a => window.__nav.add(a.textContent.trim()))).observe(
   document, {subtree: true, childList: true, characterData: true});"""  # every link the sidebar ever listed

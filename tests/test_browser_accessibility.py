@@ -10,7 +10,7 @@ import re
 import pytest
 
 from scripts.accessibility import audit, table
-from tests.test_browser import browser, go_to, idle, open_app, server, shots  # noqa: F401  (fixtures)
+from browsing import go_to, idle, open_app
 
 pytestmark = [pytest.mark.browser]
 EXAMPLE = "bbc_insurance_bosses"  # the shortest shipped example (the one "Try an example" opens)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ui import classroom as C
+from ui.classroom import session as S
 from ui.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +87,7 @@ def test_the_shipped_lesson():
 
 # ---------------------------------------------------------------- in the app (AppTest)
 
-from test_app import SHORT, charts, navigation_not_pages_dir, new_app, summarize  # noqa: E402,F401
+from helpers import SHORT, charts, new_app, summarize
 
 TITLES = {"": "Summary", "why": "Why this summary", "bert_attention": "BERT attention",
           "sentence_encoder": "Sentence encoder", "masks_positions": "Masks & positions", "heads": "Heads",
@@ -174,7 +175,7 @@ def joined(code: str):
 
 
 def teacher_store():
-    from ui.common import document_store
+    from ui.resources import document_store
 
     return document_store()
 
@@ -345,7 +346,7 @@ def test_the_resume_key_stays_off_screen_a_student_cannot_lock_out_or_take_over(
     monkeypatch.setenv("MICROSCOPE_TEACHER_PASSWORD", "owl")
     teacher_store().run("DELETE FROM throttle")
     who = {"now": "198.51.100.1"}
-    monkeypatch.setattr(C, "client", lambda: who["now"])
+    monkeypatch.setattr(S, "client", lambda: who["now"])
     teacher = summarize(new_app(), SHORT)
     teacher.text_input(key="class_password").set_value("owl")
     button(teacher, "class_start").click().run()

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from analysis import compare as C
-from model.summarizer import hooks
+from model.hooks import intervene, points
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))}
@@ -162,21 +162,26 @@ def test_deleting_and_replacing(summarizer):
 
 # --- activation patching ---------------------------------------------------------------------
 
-def test_hooks_act_for_the_calling_thread_only_and_always_go():
-    lin = torch.nn.Linear(3, 3)
-    x = torch.ones(1, 3)
+def test_hooks_act_for_the_calling_thread_only_and_always_go(summarizer):
+    """model.hooks.intervene on an output point and an input point: this thread only, removed on exit
+    (also after an error); an unknown point is refused."""
+    m = summarizer.model
+    lin, _ = points(m)["bert.0.attn.z"]  # the input of BERT layer 1's output projection
+    x = torch.ones(1, 2, lin.in_features)
     plain = lin(x)
-    zero = lambda module, args, out: torch.zeros_like(out)  # noqa: E731
-    with hooks(post=[(lin, zero)]):
-        assert not lin(x).any()
+    with torch.no_grad(), intervene(m, {"bert.0.attn.z": lambda z, module, args: z * 0}):
+        assert torch.equal(lin(x), lin.bias.expand_as(plain))
         other = []
         t = threading.Thread(target=lambda: other.append(lin(x)))
         t.start()
         t.join()
         assert torch.equal(other[0], plain)
-    with pytest.raises(RuntimeError), hooks(pre=[(lin, lambda m, args: (args[0] * 0,))]):
+    q, _ = points(m)["bert.0.attn.q"]
+    with pytest.raises(RuntimeError), intervene(m, {"bert.0.attn.q": lambda out, module, args: out * 0}):
         raise RuntimeError
-    assert torch.equal(lin(x), plain) and not lin._forward_hooks and not lin._forward_pre_hooks
+    with pytest.raises(KeyError, match="no hook point"), intervene(m, {"bert.0.attn.nope": lambda *a: None}):
+        pass
+    assert torch.equal(lin(x), plain) and not lin._forward_pre_hooks and not q._forward_hooks
 
 
 @pytest.fixture(scope="module")
@@ -209,44 +214,43 @@ def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
     s = C.masking(summarizer)
     ea, eb = C.encode(summarizer, SHORT), C.encode(summarizer, b)
     A, B = C._states(s, ea, C._only_part(ea, 1, "A")), C._states(s, eb, C._only_part(eb, p.sentence_b, "B"))
-    bert, ext = s.model.bert, s.model.ext_layer
     dh, dh2 = 384 // 12, 384 // 8
     row = {(r.kind, r.layer, r.head): r.score for r in p.rows}
 
-    def score_with(pre=(), post=(), inter_pre=()):
+    def score_with(bert=None, inter=None):
         with torch.inference_mode():
-            with hooks(pre=pre, post=post):
+            with intervene(s.model, bert or {}):
                 vecs = s.model.sentence_vectors(**B.inputs)  # one window: the whole document
-            with hooks(pre=inter_pre):
+            with intervene(s.model, inter or {}):
                 return float(s.score_vectors(vecs)[0, B.part])
 
     def bert_head(layer, h):
-        def fn(module, args):
-            x = args[0].clone()
+        def fn(z, module, args):
+            x = z.clone()
             x[0, B.rows, h * dh:(h + 1) * dh] = A.ctx[layer, A.rows, h * dh:(h + 1) * dh]
-            return (x,)
-        return [(bert.encoder.layer[layer].attention.output.dense, fn)]
+            return x
+        return {f"bert.{layer}.attn.z": fn}
 
     def bert_layer(layer):
-        def fn(module, args, out):
+        def fn(out, module, args):
             out = out.clone()
             out[0, B.rows] = A.hidden[layer + 1, A.rows]
             return out
-        return [(bert.encoder.layer[layer], fn)]
+        return {f"bert.{layer}.resid_post": fn}
 
     def inter_head(layer, h):
-        def fn(module, args):
-            x = args[0].clone()
+        def fn(z, module, args):
+            x = z.clone()
             x[0, B.part, h * dh2:(h + 1) * dh2] = A.inter_ctx[layer, A.part, h * dh2:(h + 1) * dh2]
-            return (x,)
-        return [(ext.transformer_inter[layer].self_attn.final_linear, fn)]
+            return x
+        return {f"inter.{layer}.attn.z": fn}
 
     assert score_with() == pytest.approx(p.score_b, abs=1e-5)
     for layer, h in ((0, 3), (2, 7), (5, 0)):
-        assert score_with(pre=bert_head(layer, h)) == pytest.approx(row["bert_head", layer, h], abs=1e-5)
+        assert score_with(bert_head(layer, h)) == pytest.approx(row["bert_head", layer, h], abs=1e-5)
     for layer in (1, 4):
-        assert score_with(post=bert_layer(layer)) == pytest.approx(row["bert_layer", layer, None], abs=1e-5)
-    assert score_with(inter_pre=inter_head(0, 2)) == pytest.approx(row["encoder_head", 0, 2], abs=1e-5)
+        assert score_with(bert_layer(layer)) == pytest.approx(row["bert_layer", layer, None], abs=1e-5)
+    assert score_with(inter=inter_head(0, 2)) == pytest.approx(row["encoder_head", 0, 2], abs=1e-5)
 
 
 def test_patching_across_bert_windows(summarizer):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_app import SHORT, navigation_not_pages_dir, new_app, summarize  # noqa: F401  (the fixture: every AppTest)
+from helpers import SHORT, new_app, summarize
 
 PAGES = ["summary", "why", "bert_attention", "sentence_encoder", "masks_positions", "heads", "what_if", "learn"]
 SHOWN = {"plotly_chart", "markdown", "caption", "dataframe", "html", "info", "warning", "error", "success", "title",

@@ -88,7 +88,7 @@ def test_corpus_run_interrupted_then_resumed(resumed):
 
 
 def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer, monkeypatch):
-    from test_app import charts, navigation_not_pages_dir, new_app  # noqa: F401
+    from helpers import charts, new_app
 
     monkeypatch.setenv("MICROSCOPE_CORPUS_ROOT", str(resumed[0].parent))  # a command-line run in the server's folder
     at = new_app()

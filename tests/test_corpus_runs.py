@@ -11,7 +11,7 @@ import pytest
 
 from analysis.corpus import read_input
 from ui import corpus_runs as C
-from test_app import ROOT, navigation_not_pages_dir  # noqa: F401
+from helpers import ROOT
 
 
 def test_duplicate_ids_are_made_unique_in_line_order_and_reported(tmp_path):

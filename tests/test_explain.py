@@ -14,7 +14,7 @@ from analysis import explain as X
 from conftest import synthetic_trace
 from model.summarizer import select
 from model.trace import Summary
-from test_app import charts, navigation_not_pages_dir, new_app, summarize  # noqa: F401  (autouse fixture)
+from helpers import charts, new_app, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.txt"))}

@@ -1,4 +1,4 @@
-"""Issue 40: a class on several hosts, and the faults it meets, each measured (README: Reliability).
+"""Issue 40: a class on several hosts, and the faults it meets, each measured (docs/reliability.md).
 
 Hosts are network namespaces on this machine (scripts/hosts.py): PostgreSQL on ``db``, one app
 process on each of ``app1`` and ``app2``, nginx here in front with the sticky cookie. A teacher
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from scripts.hosts import Hosts, Postgres, app_server, namespaces_possible, pg_bin
-from test_app import navigation_not_pages_dir, summarize as app_summarize  # noqa: F401  (a fixture; AppTest's Summarize)
-from test_browser import idle, summarize
+from helpers import summarize as app_summarize
+from browsing import idle, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
@@ -334,14 +334,14 @@ def test_the_teacher_away_10_minutes_then_back_in_another_browser(site, klass):
         "with the code, the resume key and the password", recovery, "nothing")
 
 
-def test_the_sqlite_stores_disk_fills_up(tmp_path, monkeypatch, navigation_not_pages_dir):  # noqa: F811
+def test_the_sqlite_stores_disk_fills_up(tmp_path, monkeypatch):
     """The SQLite store on an 8 MiB tmpfs that fills up: a plain notice, the store intact (SQLite's
     integrity check), the document kept in the session and saved when space is back."""
     import sqlite3
 
     from streamlit.testing.v1 import AppTest
 
-    from ui.common import document_store
+    from ui.resources import document_store
     from ui.link import doc_id
     from ui.store import Store
 

@@ -27,7 +27,7 @@ import pytest
 import torch
 
 from model.summarizer import Summarizer
-from test_app import charts, navigation_not_pages_dir, new_app, summarize  # noqa: F401  (the fixture: every AppTest)
+from helpers import charts, new_app, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 472 tokens + a second window

@@ -19,9 +19,10 @@ from safetensors import safe_open
 from analysis import heads as AH
 from conftest import synthetic_trace
 from model.inter_encoder import InterEncoderConfig
-from model.summarizer import DEFAULT_CHECKPOINT, Summarizer, record
-from test_app import SHORT, charts, navigation_not_pages_dir, new_app, spec, summarize  # noqa: F401  (autouse fixture)
-from test_model import DOC, tiny_backbone
+from model.hooks import record
+from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
+from helpers import SHORT, charts, new_app, spec, summarize
+from helpers import DOC, tiny_backbone
 
 LONG_DOC = " ".join(f"Part {n}. " + DOC for n in range(4))  # several 128-token windows of the tiny BERT
 
@@ -151,15 +152,15 @@ def test_cli_mask_heads_whole_layer_equals_a_zero_attention_output(tiny_dir, tmp
     handle = att.self.register_forward_hook(lambda m, args, out: torch.zeros_like(out))
     inter_gates = torch.ones(s.model.ext_layer.config.layers, s.model.ext_layer.config.heads)
     inter_gates[1, 2] = 0
-    with torch.no_grad(), record({"in": s.model.bert.embeddings, "out": att.output}) as rec:
+    with torch.no_grad(), record(s.model, ["bert.embed", "bert.0.ln1"]) as rec:
         enc = s.encode(DOC)
         scores = s.score_vectors(s.sentence_vectors(enc)[0], inter_gates)[0]
     handle.remove()
     expected = s.summary(enc, scores).scores
     assert np.allclose([x for x in out["scores"] if x is not None], [x for x in expected if x is not None], atol=1e-6)
-    x = rec["in"][0]  # the residual into layer 1
+    x = rec["bert.embed"][0]  # the residual into layer 1
     ln = att.output.LayerNorm
-    assert torch.allclose(rec["out"][0], ln(att.output.dense.bias + x), atol=1e-6)
+    assert torch.allclose(rec["bert.0.ln1"][0], ln(att.output.dense.bias + x), atol=1e-6)
 
 
 def test_batched_ablation_equals_one_head_at_a_time(tiny):
@@ -357,7 +358,7 @@ def test_heads_page(summarizer):
 
 
 def test_heads_page_with_the_untrained_scorer_says_importance_is_not_meaningful(summarizer):
-    from ui.common import UNTRAINED
+    from ui.models import UNTRAINED
 
     at = new_app()
     at.selectbox(key="weights").set_value(UNTRAINED).run()

@@ -1,5 +1,7 @@
 """The house: which room may import which (checked on every import in every file, including
-imports inside functions), and what a fresh interpreter loads for model/ and viz/."""
+imports inside functions), what a fresh interpreter loads for model/ and viz/, the app shell
+(ui/) without import circles and with a class store that needs no Streamlit, only model/ naming
+the network's modules, and no file of ui/ over 400 lines."""
 from __future__ import annotations
 
 import ast
@@ -11,10 +13,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("model", "training", "analysis", "viz", "pages")
+ROOMS = ("model", "training", "analysis", "viz", "studies", "ui", "pages")
 # room → the rooms it may import (the arrows all point down: no circle is possible)
 ALLOWED = {"model": set(), "training": {"model"}, "analysis": {"model", "training"}, "viz": set(),
-           "pages": {"model", "training", "analysis", "viz", "pages"}}
+           "studies": {"model", "training", "analysis", "viz"},
+           "ui": {"model", "training", "analysis", "viz"},
+           "pages": {"model", "training", "analysis", "viz", "ui", "pages"}}
 
 
 def imports(path: Path) -> set[str]:
@@ -55,3 +59,70 @@ def test_model_loads_no_app_training_or_plotting_code():
 def test_viz_needs_no_torch():
     loaded = loaded_by(modules_of("viz"))
     assert "plotly" in loaded and "torch" not in loaded and "model" not in loaded
+
+
+def ui_imports(path: Path) -> set[str]:
+    """The ui modules a file of ui/ imports (absolute imports, also inside functions)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ui"):
+            base = node.module
+            out |= {f"{base}.{a.name}" if (ROOT / Path(*base.split("."), f"{a.name}.py")).exists() else base
+                    for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("ui.")}
+    return out - {"ui"}
+
+
+def ui_graph() -> dict[str, set[str]]:
+    mods = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in (ROOT / "ui").rglob("*.py")}
+    return {m: {i for i in ui_imports(p) if i in mods and i != m} for m, p in mods.items()}
+
+
+def test_the_app_shell_has_no_import_circle_and_its_files_stay_small():
+    graph = ui_graph()
+    assert {"ui.runs", "ui.figures", "ui.classroom.store", "ui.classroom.lead"} <= set(graph)
+    seen, done = set(), set()
+
+    def visit(m, path):
+        assert m not in path, "import circle: " + " → ".join(path[path.index(m):] + [m])
+        if m in done:
+            return
+        for n in sorted(graph[m]):
+            visit(n, path + [m])
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m, [])
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "ui").rglob("*.py")
+            if (n := p.read_text(encoding="utf-8").count("\n")) > 400}
+    assert not long, long
+
+
+def test_the_class_store_and_lessons_need_no_streamlit():
+    """ui/classroom's store part (the class in the store, the throttle, the version files) and its
+    lessons import no Streamlit, directly or through the ui modules they import."""
+    graph = ui_graph()
+    todo, reached = ["ui.classroom.store", "ui.classroom.lessons"], set()
+    while todo:
+        m = todo.pop()
+        if m not in reached:
+            reached.add(m)
+            todo += graph[m]
+    for m in reached:
+        path = ROOT / Path(*m.split(".")).with_suffix(".py")
+        assert "streamlit" not in imports(path), f"{m} imports Streamlit"
+
+
+def test_only_model_names_the_networks_modules():
+    """Everything outside model/ (and training/, which writes the checkpoints under their module
+    names) reaches the network through named hook points (model/hooks.py): no hook registered and
+    no module path such as ``encoder.layer[…]`` anywhere else."""
+    words = ("register_forward", "encoder.layer", "transformer_inter", ".self_attn", "attention.self",
+             "embeddings.")
+    for room in ("analysis", "ui", "pages", "viz", "studies"):
+        for path in sorted((ROOT / room).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            found = [w for w in words if w in text]
+            assert not found, f"{path.relative_to(ROOT)} names {found}"

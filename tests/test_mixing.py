@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from analysis import mixing as M
 from model.inter_encoder import InterEncoderConfig
 from model.summarizer import Summarizer
-from test_model import DOC, tiny_backbone
+from helpers import DOC, tiny_backbone
 
 
 @pytest.fixture(scope="module")

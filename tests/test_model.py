@@ -13,31 +13,13 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from model.bert import BertConfig, BertModel, extended_mask
+from model.bert import BertModel, extended_mask
 from model.inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
-from model.summarizer import EmptyDocumentError, Summarizer, pool_sentences, record, select
+from model.hooks import names, record
+from helpers import DOC, WORDS, tiny_backbone
+from model.summarizer import EmptyDocumentError, Summarizer, pool_sentences, select
 
 SAMPLE = Path(__file__).parent / "data" / "sample.txt"
-WORDS = "the a of to and in is was it on for he she said that with by at news oil price growth".split()
-DOC = ("The oil price rose again on Monday in London. Analysts said the growth was a surprise to them. "
-       "He said that it was news for the market. She said the price is high for a week. "
-       "It was said by the news that growth is on. The end.")
-
-
-def tiny_backbone(directory: Path, layers=2, heads=2, hidden=16, seed=0) -> Path:
-    """A random BERT in Hugging Face layout: config.json, vocab.txt, model.safetensors."""
-    directory.mkdir(parents=True, exist_ok=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + WORDS + [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"] + list("abcdefghijklmnopqrstuvwxyz")
-    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    cfg = dict(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-               intermediate_size=4 * hidden, max_position_embeddings=128, hidden_act="gelu", model_type="bert")
-    (directory / "config.json").write_text(json.dumps(cfg))
-    torch.manual_seed(seed)
-    bert = BertModel(BertConfig.from_json(directory / "config.json"))
-    save_file({k: v.contiguous() for k, v in bert.state_dict().items()}, directory / "model.safetensors")
-    return directory
-
-
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Summarizer:
     d = tiny_backbone(tmp_path_factory.mktemp("tiny"))
@@ -90,17 +72,17 @@ def test_padded_keys_get_zero_weight(tiny):
     ids = torch.randint(5, 20, (2, 12))
     mask = torch.ones(2, 12, dtype=torch.long)
     mask[1, 7:] = 0
-    probes = {f"p{i}": l.attention.self.softmax for i, l in enumerate(bert.encoder.layer)}
-    probes.update({f"i{i}": l.self_attn.softmax for i, l in enumerate(ext.transformer_inter)})
+    bert_points, inter_points = names(tiny.model, r"bert\.\d+\.attn\.pattern"), names(tiny.model, r"inter\.\d+\.attn\.pattern")
+    assert len(bert_points) == len(bert.encoder.layer) and len(inter_points) == len(ext.transformer_inter)
     cls_mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
-    with torch.no_grad(), record(probes) as rec:
+    with torch.no_grad(), record(tiny.model, bert_points + inter_points) as rec:
         bert(ids, torch.zeros_like(ids), mask)
         scores = ext(torch.randn(2, 5, 16), cls_mask)
-    for i in range(len(bert.encoder.layer)):
-        p = rec[f"p{i}"][0]  # [B, H, T, T]
+    for n in bert_points:
+        p = rec[n][0]  # [B, H, T, T]
         assert p[1, :, :, 7:].abs().max() < 1e-6 and p[0].min() > 0
-    for i in range(len(ext.transformer_inter)):
-        assert rec[f"i{i}"][0][1, :, :, 3:].abs().max() == 0
+    for n in inter_points:
+        assert rec[n][0][1, :, :, 3:].abs().max() == 0
     assert (scores[1, 3:] == 0).all() and (scores[0] > 0).all()
     assert torch.equal(extended_mask(mask)[1, 0, 0], torch.tensor([0.0] * 7 + [-10000.0] * 5))
 
@@ -272,14 +254,14 @@ def test_bert_matches_transformers(minilm):
     segs = (torch.arange(200) // 30 % 2)[None].repeat(2, 1)
     mask = torch.ones(2, 200, dtype=torch.long)
     mask[1, 150:] = 0
-    probes = {f"p{i}": l.attention.self.softmax for i, l in enumerate(ours.encoder.layer)}
-    with torch.no_grad(), record(probes) as rec:
+    with torch.no_grad(), record(minilm.model, names(minilm.model, r"bert\.\d+\.attn\.pattern")) as rec:
         h = ours(ids, segs, mask)
         out = ref(input_ids=ids, token_type_ids=segs, attention_mask=mask, output_attentions=True)
     real = mask.bool()
     err_h = (h - out.last_hidden_state)[real].abs().max().item()
-    err_a = max((rec[f"p{i}"][0] - a)[0].abs().max().item() for i, a in enumerate(out.attentions))
-    err_a_pad = max((rec[f"p{i}"][0] - a)[1, :, :150].abs().max().item() for i, a in enumerate(out.attentions))
+    err_a = max((rec[f"bert.{i}.attn.pattern"][0] - a)[0].abs().max().item() for i, a in enumerate(out.attentions))
+    err_a_pad = max((rec[f"bert.{i}.attn.pattern"][0] - a)[1, :, :150].abs().max().item()
+                    for i, a in enumerate(out.attentions))
     print(f"parity vs transformers: hidden {err_h:.2e}, attention {max(err_a, err_a_pad):.2e}")
     assert err_h < 1e-5 and err_a < 1e-5 and err_a_pad < 1e-5
 
@@ -377,7 +359,7 @@ def test_presumm_checkpoint_loads(tiny, backbone_dir, tmp_path, style):
 
 
 def test_sentence_positions_past_those_trained_repeat_the_last_trained_row(tiny, backbone_dir, tmp_path):
-    """Metadata ``position_rows`` = R: sentence i gets sinusoid row min(i, R - 1) (analysis/positions.py
+    """Metadata ``position_rows`` = R: sentence i gets sinusoid row min(i, R - 1) (studies/positions.py
     measured why); without it every sentence its own row."""
     sd = presumm_state_dict(tiny.model.bert, tiny.model.ext_layer, "presumm")
     save_file(sd, tmp_path / "c.safetensors", metadata={"inter_heads": "4", "position_rows": "3"})

@@ -1,4 +1,4 @@
-"""Issue 47, the serving side (README: Security): the real scripts/serve.py cluster behind nginx.
+"""Issue 47, the serving side (docs/security.md): the real scripts/serve.py cluster behind nginx.
 Who the app believes a client is (a forged X-Real-IP straight to an app port, with and without the
 proxy's secret), HTTPS (TLS, websockets over it, the cookie's flags, HSTS, plain HTTP redirected),
 nginx hardened (no version, unprivileged workers, connections per address) and private files."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARTICLE, HEATMAP, idle, open_app, summarize
+from browsing import ARTICLE, HEATMAP, idle, open_app, summarize
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists(),
@@ -93,7 +93,7 @@ def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
     import re
 
     from benchmarks.browser import pick
-    from test_browser import go_to
+    from browsing import go_to
 
     def new_page(url):
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()

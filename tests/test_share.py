@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_app import CORPUS, SHORT, charts, navigation_not_pages_dir, new_app, range_slider, spec, summarize  # noqa: F401
+from helpers import CORPUS, SHORT, charts, new_app, range_slider, spec, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = (CORPUS / "payloads.txt").read_text(encoding="utf-8")
@@ -126,7 +126,7 @@ def test_learn_page_causal_mask_hides_later_keys():
 def test_utf16_upload_is_read_as_text():
     from types import SimpleNamespace
 
-    from ui import common
+    from ui import widgets as common
 
     state = {"upload": SimpleNamespace(name="utf16.txt", getvalue=(CORPUS / "utf16.txt").read_bytes)}
     with pytest.MonkeyPatch.context() as m:
@@ -227,7 +227,7 @@ def test_scores_csv_and_tables_go_through_the_neutraliser():
 def test_the_why_page_says_when_a_position_was_never_seen_in_training(summarizer):
     """The call-centre article has two BERT windows; the weights were trained on first windows
     only, so a sentence of the second window has a position share that is partly extrapolated."""
-    from test_app import LONG
+    from helpers import LONG
 
     at = summarize(new_app(), LONG)
     at.switch_page("pages/why.py").run()
@@ -246,7 +246,7 @@ def test_the_why_page_says_when_a_position_was_never_seen_in_training(summarizer
 
 def test_the_report_shows_the_settings_verbatim(summarizer):
     """The report's settings line is text, not Markdown: backslashes and markup come out as typed."""
-    from ui.common import result_caption
+    from ui.widgets import result_caption
     from viz.report import html_report
 
     text = "C:\\Users\\x wrote *this* [doc] and <b>that</b> for the team on Monday morning."
@@ -261,7 +261,7 @@ def test_the_caption_escapes_the_device_name(summarizer):
     caption test above then passes there as here), and plain text keeps it as it is."""
     import dataclasses
 
-    from ui.common import result_caption
+    from ui.widgets import result_caption
 
     trace = summarizer.trace("The council met on Monday to vote on the new budget for the town.")
     trace = dataclasses.replace(trace, summary=dataclasses.replace(trace.summary, device="cuda:0"))

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from test_app import SHORT, charts, navigation_not_pages_dir, new_app, spec, summarize  # noqa: F401
+from helpers import SHORT, charts, new_app, spec, summarize
 
 pytestmark = pytest.mark.slow
 
@@ -87,7 +87,7 @@ def test_edits_are_undone_cleared_and_a_bad_one_is_one_line(summarizer):
 def test_a_link_carries_the_edits_and_names_a_bad_one(summarizer):
     from streamlit.testing.v1 import AppTest
 
-    from test_app import ROOT
+    from helpers import ROOT
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.query_params.update({"doc": "bbc_insurance_bosses", "edits": json.dumps(["move:1:end", "spin:2"])})

@@ -53,7 +53,7 @@ def main(argv=None):
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--check-n", type=int, default=200, help="CNN/DM validation documents summarized by both")
     ap.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
-                    help="add to the metadata, e.g. position_rows=27 (python -m analysis.positions)")
+                    help="add to the metadata, e.g. position_rows=27 (python -m studies.positions)")
     args = ap.parse_args(argv)
     half_checkpoint(args.src, args.dst, dict(kv.split("=", 1) for kv in args.meta))
     texts = [d.text for d in named_split("cnndm-valid", args.data, args.check_n)] if args.check_n else []

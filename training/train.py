@@ -43,6 +43,7 @@ from tqdm import tqdm
 
 from model import load
 from model.bert import extended_mask
+from model.hooks import blocks
 from model.load import DEFAULT_CHECKPOINT
 from model.summarizer import BertSumExt, Summarizer, pool_sentences, select, sentence_scores
 
@@ -61,16 +62,16 @@ def top_scores(model: BertSumExt, start: int, hidden: torch.Tensor, cls: torch.T
     ``token_mask`` [B, T] and ``cls_mask`` [B, S] (default: no padding). ``order`` [S] or [B, S]:
     feed each document's sentence vectors to the scorer in this order (scores come back in that
     order too)."""
-    layers = model.bert.encoder.layer
+    layers = blocks(model, "bert")
     dev = hidden.device
     token_mask = token_mask if token_mask is not None else torch.ones(hidden.shape[:2], device=dev)
     real = cls_mask if cls_mask is not None else torch.ones(cls.shape, dtype=torch.bool, device=dev)  # [B, S]
     mask = extended_mask(token_mask)  # [B, 1, 1, T]
     if model.pooling == "cls" and start < len(layers):  # the top layer only at the [CLS] rows
-        x = model.bert.encoder(hidden, mask, start, len(layers) - 1)  # [B, T, D]
-        sents = layers[-1](x, mask, rows=cls)  # [B, S, D]: the top layer at the [CLS] rows only
+        x = model.bert_layers(hidden, mask, start, len(layers) - 1)  # [B, T, D]
+        sents = layers[-1].module(x, mask, rows=cls)  # [B, S, D]: the top layer at the [CLS] rows only
     else:
-        x = model.bert.encoder(hidden, mask, start)  # [B, T, D]
+        x = model.bert_layers(hidden, mask, start)  # [B, T, D]
         sents = pool_sentences(x, token_mask, cls, real, model.pooling)  # [B, S, D]
     sents = model.scale * sents
     if order is not None:

@@ -5,7 +5,7 @@ such a link.
     /bert_attention?doc=bbc_call_centres&k=3&tb=1&w=bertsumext-minilm.safetensors&layer=5&head=3
 
 ``doc`` is an example's file name, or ``id:`` + 16 hex digits of the text's keyed hash (``doc_id``)
-for a pasted or uploaded document, which the server keeps in SQLite (ui.common.document_store:
+for a pasted or uploaded document, which the server keeps in SQLite (ui.resources.document_store:
 shared by every app process on that file, kept across restarts, the most recent 2,000); a link to
 one it no longer holds says so. Layers and heads are 1-based, as shown.
 The page is the URL's path (st.navigation)."""
@@ -18,7 +18,10 @@ from urllib.parse import urlparse
 import streamlit as st
 
 from ui import state
-from ui.common import BERT_VIEWS, COLORSCALES, document_store, example_text, shared, weights_choices
+from ui.errors import shared
+from ui.models import weights_choices
+from ui.resources import document_store
+from ui.widgets import BERT_VIEWS, COLORSCALES, example_text
 from viz.common import SCALES
 
 # query parameter → (session key, kind); kinds: "index" = 1-based in the URL, 0-based in state,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 PARAMS, WINDOW, ERROR, KEPT = "params", "window", "error", "_kept_widgets"
-STORE_DOWN = "_store_down"  # this run could not reach the shared store: why (ui.common.shared; app.py says it)
+STORE_DOWN = "_store_down"  # this run could not reach the shared store: why (ui.errors.shared; app.py says it)
 UNSAVED = "_unsaved_document"  # the summarized document, not yet in the store (it was down): saved when it is back
 TEACHING = "class_teaching"  # the code of the class this session leads (ui.classroom; the head map relays for it)
 

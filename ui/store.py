@@ -1,5 +1,5 @@
 """The app's shared state, in a real database: the documents behind links (a link names a pasted
-document by ``ui.link.doc_id``) and the classes a teacher leads (ui/classroom.py). Every app
+document by ``ui.link.doc_id``) and the classes a teacher leads (ui/classroom). Every app
 process pointing at the same store sees the same rows, also after a restart.
 
     MICROSCOPE_STORE=/srv/microscope/documents.sqlite3            # SQLite, embedded (default:
@@ -13,9 +13,9 @@ needs shared memory): for app processes on several machines use PostgreSQL.
 Bounded: the ``max_documents`` most recently summarized or opened are kept; classes past their
 expiry are removed when a class starts.
 
-Faults (README: Reliability): a PostgreSQL server that is restarting, down or cut off, or an SQLite
+Faults (docs/reliability.md): a PostgreSQL server that is restarting, down or cut off, or an SQLite
 disk that is full, raises ``Unavailable`` (one plain sentence) from any call, never a driver's
-error; the app says so and keeps what it shows (ui.common.shared). A connection that a restart
+error; the app says so and keeps what it shows (ui.errors.shared). A connection that a restart
 broke is dropped with every idle one, and the call tried once more on a new one; after PostgreSQL
 could not be reached, calls fail at once for RETRY_S (a page makes several). A transaction is
 all or nothing, so a failed write leaves the store as it was."""
@@ -98,7 +98,7 @@ class Store:
     with ``?`` placeholders (turned into ``%s`` for psycopg). Sessions run on many threads and each
     call takes an open connection from this object's pool (one per call running at once; a
     PostgreSQL connection is a server process, too dear to open per query). Make one per process
-    (``ui.common.document_store``)."""
+    (``ui.resources.document_store``)."""
 
     def __init__(self, where: str | Path, max_documents: int = 2000):
         self.where, self.max_documents = str(where), max_documents

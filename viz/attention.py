@@ -59,7 +59,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     more than ``preview_cells`` tokens the other maps are previews: block means of k × k tokens
     as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
     hovered as previews; the page then asks the server for the head a button showed, exactly
-    (``layout.meta = {"relay": "head"}``, ``ui.common.head_map``; ``relay=True``: also when every
+    (``layout.meta = {"relay": "head"}``, ``ui.figures.head_map``; ``relay=True``: also when every
     map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
     sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
     a light page: at 470 tokens their entropy alone is 1.4-1.9 MB (benchmarks/README.md).

@@ -31,7 +31,7 @@ def to_numpy(x) -> np.ndarray:
 # Colour mappings of attention weights. On real articles (300-500 tokens) a few weights near 1
 # (on [CLS], [SEP], full stops) set a linear scale and ~98% of the cells fall in its darkest
 # tenth; clipped at the 99.5th percentile, √ leaves 53-59% there and log 26-31%, with 0.5% of
-# the cells saturated (scripts/contrast.py prints these shares). Side by side on the shipped
+# the cells saturated (studies/contrast.py prints these shares). Side by side on the shipped
 # call-centre article, √ shows the structure (bands along sentences, the previous-token
 # diagonal) where log also lifts the noise floor to mid-colours: √ is the default. Hover always
 # shows the true weight.

@@ -52,7 +52,7 @@ def position_chart(ex: dict, height: int | None = None) -> go.Figure:
 def position_reading(ex: dict, i: int, unseen: frozenset = frozenset()) -> str:
     """One line for people: ``sentence 4: score 0.61, 0.22 with a neutral position → mostly position``.
     ``unseen``: sentences past the input the scorer was trained on (``Summary.past_training``):
-    their position share is said to be partly extrapolated (analysis/positions.py measures how much)."""
+    their position share is said to be partly extrapolated (studies/positions.py measures how much)."""
     s, p = ex["scores"][i], ex["position_score"][i]
     if s is None:
         return f"sentence {i + 1}: not scored"

@@ -1,6 +1,6 @@
 """Why the frozen backbone's [CLS] vectors cannot drive BertSum's scorer, in numbers.
 
-    python scripts/sentence_vectors.py [--n 100] [--data ../shared/data]
+    python studies/sentence_vectors.py [--n 100] [--data ../shared/data]
 
 For n validation documents of CNN/DM: the sentence vectors of all-MiniLM-L6-v2's top layer with
 [CLS] pooling (BertSum) and with mean pooling (how the backbone was trained), their norm and how
@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from model.inter_encoder import sinusoidal_table  # noqa: E402
 from model.summarizer import Summarizer, pool_sentences  # noqa: E402
 from training.cache import lower_layers  # noqa: E402
 from training.data import DEFAULT_DATA, named_split  # noqa: E402
@@ -27,7 +28,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     s = Summarizer.load(untrained=True)  # the backbone as shipped, not the fine-tuned layers
-    n_layers = len(s.model.bert.encoder.layer)
+    n_layers = s.size()[0]
     stats = {"cls": ([], []), "mean": ([], [])}
     for doc in named_split("cnndm-valid", args.data, args.n):
         enc = s.encode(doc.text)
@@ -38,7 +39,7 @@ def main(argv=None):
                                pooling)[0]  # [S, D]
             norms.append(v.norm(dim=-1))
             spread.append((v - v.mean(0)).norm(dim=-1))
-    pe = s.model.ext_layer.pos_emb.pe[0, :64]  # [64, D]
+    pe = sinusoidal_table(64, s.model.ext_layer.config.d_model)  # [64, D]: the sentence encoder's rows
     print(f"{args.n} documents, top layer ({n_layers}) of the backbone, median over sentences:")
     for pooling, (norms, spread) in stats.items():
         print(f"  {pooling:>4} pooling: |v| {torch.cat(norms).median():.2f}, "

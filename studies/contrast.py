@@ -1,6 +1,6 @@
 """How much of an attention map each colour mapping leaves near black, on real articles.
 
-    python scripts/contrast.py [--data ../shared/data] [--n 3]
+    python studies/contrast.py [--data ../shared/data] [--n 3]
 
 For the shipped call-centre example and the first n CNN/DM validation articles (300-500
 tokens): over all 72 BERT heads, the share of cells whose colour level is in the darkest tenth

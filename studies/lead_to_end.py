@@ -22,8 +22,8 @@ are unstable when |Δ| is small, so each component also gets the mean over docum
 |Δ| ≥ 0.05 and the Δ-weighted fraction Σ(s_patched − s_B) / Σ(s_A − s_B) (the share of the
 corpus' total score change restored).
 
-    PYTHONPATH=. python -m analysis.lead_to_end --n 200 --heads-n 50 --out /tmp/lead_to_end   # ~7.5 min, 1 thread
-    PYTHONPATH=. python -m analysis.lead_to_end --n 200 --out /tmp/lead_to_end               # no BERT heads: ~5 min
+    PYTHONPATH=. python -m studies.lead_to_end --n 200 --heads-n 50 --out /tmp/lead_to_end   # ~7.5 min, 1 thread
+    PYTHONPATH=. python -m studies.lead_to_end --n 200 --out /tmp/lead_to_end               # no BERT heads: ~5 min
 
 (about 1.4 s a document on one thread, 5 s with every BERT head patched)
 """
@@ -364,7 +364,7 @@ def main(argv=None):
     secs["model"] = time.perf_counter() - t0
     secs["total"] = time.perf_counter() - t_all
 
-    cmd = "PYTHONPATH=. python -m analysis.lead_to_end " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "PYTHONPATH=. python -m studies.lead_to_end " + " ".join(argv if argv is not None else sys.argv[1:])
     rep = {"command": cmd, "k": K, "block_trigram": BLOCK, "weights": weights_info,
            "documents": (f"Documents: CNN/DM validation part, `named_split(\"cnndm-valid\")` = lines "
                          f"`split_order({lines})[{args.start}:{args.start + args.n}]` of cnndm_val.jsonl.gz "

@@ -25,8 +25,8 @@ the same sentence vectors with its own ``pe`` (``Summarizer.score_vectors(vecs, 
 Position share of a sentence = its score - its score when every part gets the mean of the
 treatment's rows (``analysis.explain.position_scores``' "neutral", generalised to any rows).
 
-    PYTHONPATH=. python -m analysis.positions --n 2000 --out /tmp/positions --threads 1     # ~20 min
-    PYTHONPATH=. python -m analysis.positions --n 500 --R 26 --R-max 43 \
+    PYTHONPATH=. python -m studies.positions --n 2000 --out /tmp/positions --threads 1     # ~20 min
+    PYTHONPATH=. python -m studies.positions --n 500 --R 26 --R-max 43 \
         --treatments clamp@16 clamp@20 clamp@23 clamp clamp@30 clamp@35 clampmax --out /tmp/positions/clamp_sweep
 """
 from __future__ import annotations
@@ -376,7 +376,7 @@ def main(argv=None):
     secs["model"] = round(time.perf_counter() - t0, 1)
     ev = summarise(res)
 
-    cmd = "PYTHONPATH=. python -m analysis.positions " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "PYTHONPATH=. python -m studies.positions " + " ".join(argv if argv is not None else sys.argv[1:])
     rep = {"command": cmd, "R": R, "R_max": R_max, "coverage": args.coverage, "trained_rows": tr,
            "n_docs": len(docs), "start": args.start, "n_multiwindow": int(res["multi"].sum()),
            "evaluation": ev, "example": ex, "seconds": secs, "profile": res["profile"],

@@ -3,7 +3,7 @@ read (``split_order[1000:2000]`` by default: training validated on the first 1,0
 trigram blocking, whole document and first 512 tokens: ROUGE, the paired per-document
 difference to Lead-3 and to the first checkpoint, each with a 95% bootstrap interval.
 
-    python scripts/compare_checkpoints.py OLD.safetensors NEW.safetensors [--workers 2]
+    python studies/compare_checkpoints.py OLD.safetensors NEW.safetensors [--workers 2]
 
 This is how stage 3 was checked against the weights it replaced (model/weights/README.md)."""
 from __future__ import annotations

@@ -1,0 +1,40 @@
+"""Helpers for the tests that drive the real app in Debian's Chromium (Playwright): the example
+article, a drawn heatmap, waiting for a run to end, opening the app, changing page, Summarize."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTICLE = (ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8")  # 653 words, 2 windows
+HEATMAP = ".js-plotly-plot .hm image"  # a drawn Plotly heatmap
+
+
+def idle(page) -> None:
+    page.wait_for_timeout(200)
+    page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
+
+
+def open_app(browser, url: str, received: list[int] | None = None):
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.on("dialog", lambda d: pytest.fail(f"the page opened a dialog: {d.message!r}"))
+    if received is not None:
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(len(f))))
+    page.goto(url)
+    page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)
+    idle(page)
+    return page
+
+
+def go_to(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    idle(page)
+
+
+def summarize(page, text: str) -> float:
+    page.get_by_role("textbox", name="Document", exact=True).fill(text)
+    t = time.perf_counter()
+    page.get_by_role("button", name="Summarize").click()
+    return t

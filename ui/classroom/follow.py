@@ -1,0 +1,172 @@
+"""A student's side: join from ``?class=CODE``, follow the teacher's view (the browser polls the
+class's version file and wakes its session only when it moved), leave to explore and come back,
+and a heartbeat that says "still here" and whether the teacher is away."""
+from __future__ import annotations
+
+import uuid
+
+import streamlit as st
+
+from ui import state
+from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
+                                  from_our_proxy)
+from ui.classroom.lessons import script_of
+from ui.classroom.store import (FOLLOWED, POLL_PROXIED_S, POLL_S, SEEN_S, lookup, mirrors, poll_name, seen,
+                                teacher_away, version)
+from ui.errors import shared
+
+
+def join_from_url(store) -> None:
+    """Once per session: ``?class=CODE`` joins that class (following), or says why it cannot."""
+    if st.session_state.get("class_url_read"):
+        return
+    st.session_state["class_url_read"] = True
+    code = (st.query_params.get("class") or "").strip().upper()
+    if not code:
+        return
+    found = lookup(store, code)
+    if isinstance(found, str):
+        from viz.common import markdown_text
+
+        st.warning(f"Class {markdown_text(code[:12])} " + ("has ended." if found == "ended"
+                                                           else "does not exist on this server.")
+                   + " You can explore on your own.", icon=":material/school:")
+        return
+    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None, SESSION: uuid.uuid4().hex})
+
+
+def apply_pending(page) -> None:
+    """At the top of a run, before any widget: take a view a lesson step or the teacher's view (a
+    student's follow check) asked for. The page first: values written before a page switch were
+    lost to the browser's old widget values on the rerun it makes."""
+    view = st.session_state.get(PENDING)
+    if view is None:
+        return
+    if view["page"] != page.url_path:
+        st.switch_page(script_of(view["page"]))
+    del st.session_state[PENDING]
+    from ui.models import weights_choices
+
+    if view.get("text") is not None:
+        st.session_state.update({"document": view["text"], "k": view["k"], "block_trigram": view["tb"]})
+        if view.get("w") in weights_choices():
+            st.session_state["weights"] = view["w"]
+        p, w = state.params(), st.session_state.get("weights")
+        if p is None or (p["text"], p["k"], p["block_trigram"], p["weights"]) != (view["text"], view["k"], view["tb"], w):
+            state.request_summarize()
+    for key, value in view["pickers"].items():
+        if key in FOLLOWED:  # a stored view names nothing else of a student's session
+            st.session_state[state.keep(key)] = value
+    if view.get("complete"):  # the teacher's whole view: a picker it does not name is at its default
+        for key in set(FOLLOWED) - set(view["pickers"]):
+            st.session_state.pop(key, None)
+    st.session_state[STEP] = view.get("lesson")
+
+
+def teacher_view(store, code: str) -> dict | None:
+    """The class's view to take, with the document's text from the store (None: none to take)."""
+    found = lookup(store, code)
+    if isinstance(found, str):
+        return None
+    view, v = found
+    st.session_state[APPLIED] = v
+    if not view:
+        return None
+    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True}
+
+
+# A student's browser asks for a tiny static file, the class's version (app/static/classes/TOKEN.json,
+# from nginx or Streamlit's static serving) every ``every`` ms; only when it moved does it wake its
+# session, whose callback takes the teacher's view. So nothing re-runs while nothing changes. The
+# file is written by the teacher's publish and, for processes on other machines (PostgreSQL), by
+# each process's mirror. Streamlit calls this function again on every run that draws the component
+# (new data), without the previous call's clean-up: one poll per page, so each call takes over from
+# the last (a generation number) — else every run added a poll, and every poll its trigger.
+_FOLLOW_JS = """
+export default function(component) {
+  const { data, setTriggerValue } = component;
+  const me = (window.__microscopeFollow = (window.__microscopeFollow || 0) + 1);
+  const url = new URL('app/static/classes/' + data.file + '.json', document.baseURI);
+  let sent = data.version;
+  const poll = async () => {
+    if (window.__microscopeFollow !== me) return;  // a later call polls now, or the panel is gone
+    try {  // keeps polling after a trigger: a rerun that misses the change is caught by the next one
+      const r = await fetch(url, { cache: 'no-store' });
+      if (r.ok && window.__microscopeFollow === me) {
+        const v = (await r.json()).v;
+        if (v !== sent) { sent = v; setTriggerValue('moved', v); }
+      } else if (r.status === 404 && sent !== 'gone' && window.__microscopeFollow === me) {
+        sent = 'gone'; setTriggerValue('moved', 'gone');  // ended or expired: the session says so
+      }
+    } catch (e) { /* the next poll tries again */ }
+    setTimeout(poll, data.every);
+  };
+  setTimeout(poll, data.every);
+  return () => { if (window.__microscopeFollow === me) window.__microscopeFollow = me + 1; };
+}
+"""
+
+
+_follow = st.components.v2.component("microscope_class_follow", js=_FOLLOW_JS)
+
+
+def catch_up(store, page) -> None:
+    """At the top of a run, before any widget: a student following whose browser saw the class
+    version move (or who just joined or came back) takes the teacher's view; then any view a
+    lesson step or the teacher asked for is applied (``apply_pending``)."""
+    code = st.session_state.get(JOINED)
+    if code is not None and st.session_state.get(FOLLOWING) and (
+            st.session_state.get(MOVED) or st.session_state.get(APPLIED) is None):
+        view = teacher_view(store, code)  # if the store is down: raises, and the move is kept for later
+        st.session_state.pop(MOVED, None)
+        if view is not None:
+            st.session_state[PENDING] = view
+    apply_pending(page)
+
+
+def set_following(store, following: bool) -> None:
+    st.session_state[FOLLOWING] = following
+    st.session_state[APPLIED] = None  # coming back: catch up at once
+    seen(store, st.session_state[JOINED], st.session_state[SESSION], following)
+
+
+def follow(store) -> None:
+    """A student's class panel: following or exploring; the browser's watch on the class version."""
+    code = st.session_state.get(JOINED)
+    if code is None:
+        return
+    mirrors(store)
+    heartbeat(store, code)
+    if st.query_params.get("class") != code:  # a reload (F5) or a restart keeps the student in the class
+        st.query_params["class"] = code
+    if version(store, code) is None:
+        st.warning(f"Class {code} has ended.")
+        return
+    if st.session_state.get(FOLLOWING):
+        st.caption(f":material/school: Following class **{code}**.")
+        st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
+        every = POLL_PROXIED_S if from_our_proxy(st.context.headers.get(PROXIED)) else POLL_S
+        _follow(key="class_follow", data={"file": poll_name(store, code), "version": st.session_state.get(APPLIED),
+                                          "every": int(every * 1000)},
+                on_moved_change=lambda: st.session_state.update({MOVED: True}))
+    else:
+        st.caption(f":material/explore: Exploring on your own (class **{code}**).")
+        st.button("Back to the teacher", key="class_back", type="primary", on_click=set_following,
+                  args=(store, True))
+
+
+@st.fragment(run_every=SEEN_S)
+def heartbeat(store, code: str) -> None:
+    """"Still here", for the teacher's count (a fragment every SEEN_S); says when the teacher is away
+    or the store is down; a class move the store could not give earlier is taken once it is back."""
+    if shared(seen, store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False),
+              default=False) is False:
+        st.caption(":material/cloud_off: The class's shared store cannot be reached: you keep this step, and "
+                   "following goes on by itself when it is back.")
+        return
+    if st.session_state.get(FOLLOWING) and st.session_state.get(MOVED):  # catch_up could not read it
+        st.rerun()
+    away = teacher_away(store, code)
+    if away is not None:
+        st.caption(f":material/schedule: The teacher has been away for {away / 60:.0f} min: you keep the last "
+                   "step, and following goes on when they are back.")

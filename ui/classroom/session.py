@@ -1,0 +1,39 @@
+"""This browser session in a class: its keys in st.session_state, and who is asking (the client
+address, believed from our nginx only with its secret)."""
+from __future__ import annotations
+
+import hmac
+import os
+
+import streamlit as st
+
+from ui import state
+
+PROXIED = "X-Microscope-Proxy"  # the header scripts/serve.py's nginx adds: this run's secret
+PROXY_SECRET = "MICROSCOPE_PROXY_SECRET"  # the environment variable that holds it
+
+TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE, LEADER, ELSEWHERE = (
+    state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
+    "class_step", "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")
+
+
+def from_our_proxy(sent: str | None) -> bool:
+    """Whether a request's PROXIED header is this server's secret (scripts/serve.py gives it to the
+    app processes and to nginx; compared in constant time). Anyone may send the header itself."""
+    secret = os.environ.get(PROXY_SECRET)
+    return bool(secret and sent) and hmac.compare_digest(sent.encode(), secret.encode())
+
+
+def client() -> str:
+    """Who is asking: the address our nginx saw (only with its secret), else the socket's peer."""
+    headers = st.context.headers
+    forwarded = headers.get("X-Real-IP") if from_our_proxy(headers.get(PROXIED)) else None
+    return (forwarded or str(getattr(st.context, "ip_address", None) or "unknown"))[:64]
+
+
+def led_elsewhere(code: str) -> None:
+    """This session no longer leads ``code`` (its resume key was used elsewhere): it stops leading
+    and its panel says so once."""
+    for k in (TEACHING, RESUME, LEADER):
+        st.session_state.pop(k, None)
+    st.session_state[ELSEWHERE] = code

@@ -1,0 +1,104 @@
+"""Putting a figure on a page: ``plot`` (camera button, tall figures boxed, the text alternative
+under it), the server-wide figure cache (``figure``, ``shared_figure``), the head map whose
+buttons relay clicks to the server, and Plotly's code loaded early."""
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from ui import state
+from ui.a11y import text_alternative
+from ui.resources import figure_cache
+from ui.runs import trace_key
+
+
+def figure(build, trace, *args, **kwargs):
+    """``build(trace, *args, **kwargs)`` (a viz/ function), from the figure cache when the Trace
+    came from ``run_trace``. Figures are shared: nobody may change one after this."""
+    name = (build.__module__, build.__qualname__, args, tuple(sorted(kwargs.items())))
+    return shared_figure(trace, name, lambda: build(trace, *args, **kwargs))
+
+
+def shared_figure(trace, name: tuple, build):
+    """``build()``, cached under the Trace's key and ``name``, which must say everything else the
+    figure depends on (the Trace's key already holds the document, k, trigram blocking, weights,
+    device, window and switched-off heads)."""
+    key = trace_key(trace)
+    return build() if key is None else figure_cache().get((key, *name), build)
+
+
+def preload_plotly():
+    """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
+    chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
+    loads it while the user is still pasting (the gain: benchmarks/README.md)."""
+    st.plotly_chart(_blank(), key="plotly_preload", config={"staticPlot": True})
+
+
+@functools.lru_cache(maxsize=1)
+def _blank():
+    from viz.common import blank
+
+    return blank()
+
+
+# The token heatmap's head buttons switch maps in the browser; a head shown as a preview
+# (viz.attention.token_heatmap) then needs its exact weights from the server. Streamlit passes no
+# Plotly button clicks to Python, so this component (no HTML, JS in the page) listens for them on
+# the chart marked ``layout.meta.relay`` and sends the clicked head's label as a trigger.
+_RELAY_JS = """
+export default function(component) {
+  const { setTriggerValue } = component;
+  // once the preview has painted (two frames, then 50 ms): the rerun's messages would delay it
+  const later = (f) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(f, 50)));
+  const send = (e) => later(() => setTriggerValue('head', e.button.label));
+  const hook = () => {
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+      if (!(gd.layout && gd.layout.meta && gd.layout.meta.relay === 'head') || gd.__headRelay === send) continue;
+      if (gd.__headRelay) gd.removeListener('plotly_buttonclicked', gd.__headRelay);
+      gd.__headRelay = send;
+      gd.on('plotly_buttonclicked', send);
+    }
+  };
+  hook();
+  const timer = setInterval(hook, 200);  // the chart mounts after this component, and remounts
+  return () => clearInterval(timer);
+}
+"""
+
+
+_head_relay = st.components.v2.component("microscope_head_relay", js=_RELAY_JS)
+
+
+def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
+    """The token heatmap of ``layer`` on the head kept in session ``key`` (None = mean), exact;
+    a head button's click comes back through the relay, which stores that head and reruns."""
+    clicked = _head_relay(key=f"{key}_relay", on_head_change=lambda: None).head
+    if clicked is not None:
+        st.session_state[key] = None if clicked == "mean" else int(clicked) - 1
+    st.session_state.setdefault(key, 0)  # there from the first draw: a class counts a later pick as a change
+    head = st.session_state.get(state.keep(key), 0)
+    from viz.attention import token_heatmap
+
+    teaching = bool(st.session_state.get(state.TEACHING))  # its students follow the head: every pick goes to the server
+    plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
+
+
+MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long document) scrolls in a box this high
+
+
+def plot(fig, key: str | None = None):
+    """A figure with Plotly's camera button set to the sidebar's format (PNG or SVG), a file name
+    after the figure and 2× scale for slides. A figure taller than ``MAX_FIGURE_HEIGHT`` is drawn
+    whole inside a scrolling box of that height, so what follows it stays a screen away. Under it,
+    what it shows as text (ui.a11y.text_alternative)."""
+    fmt = st.session_state.get("figure_format", "png")
+    config = {"displaylogo": False, "toImageButtonOptions": dict(
+        format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
+    if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
+        st.plotly_chart(fig, key=key, config=config)
+    else:
+        st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
+        with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
+            st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
+    text_alternative(fig)

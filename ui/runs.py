@@ -1,0 +1,233 @@
+"""Every way a page gets a model result: the Trace of a Summarize (``run_trace``), any other result
+through one call with one key rule (``cached``), whole-document analyses a long document runs only
+when asked (``asked``: Run and Stop), mixing and value zeroing with their progress bars, and widget
+keys that belong to one result (``widget_key``)."""
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import numpy as np
+import streamlit as st
+
+from ui import state
+from ui.models import usable_models
+from ui.resources import get_model, model_slots, result_cache, trace_cache
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def result_key(kind: str, params: dict, *extra) -> tuple:
+    """The one key rule of every cached result: its ``kind``, the document (its SHA-256), every
+    setting of the run (k, trigram blocking, weights, device, the heads switched off) and
+    ``extra``, whatever else it depends on (a window, a sentence, a second text's ``sha``…)."""
+    return (kind, sha(params["text"]), params["k"], params["block_trigram"], params["weights"], params["device"],
+            tuple(params.get("mask_heads", ())), *extra)
+
+
+def cached(kind: str, params: dict, compute, *extra, model_run: bool = False):
+    """The result ``kind`` of ``params`` (a Summarize's settings) and ``extra``, from the server-wide
+    result cache, else ``compute()`` once (``model_run``: holding one of the server's model slots)."""
+    def run():
+        with model_slots():
+            return compute()
+
+    return result_cache().get(result_key(kind, params, *extra), run if model_run else compute)
+
+
+def peek(kind: str, params: dict, *extra):
+    """The cached result ``kind`` (see ``cached``) if anyone on this server computed it, else None."""
+    return result_cache().peek(result_key(kind, params, *extra))
+
+
+LONG_WINDOWS = 4  # a document of more BERT windows runs whole-document analyses only when asked
+
+
+def asked(name: str, what: str, windows: int, seconds: float):
+    """May the whole-document analysis ``name`` (about ``seconds``) run now? At once for documents
+    of up to ``LONG_WINDOWS`` windows, else after a click on Run (with the estimate). → None (not
+    yet), or a placeholder holding a Stop button (long documents) for the caller to ``.empty()``
+    when done: Stop's callback forgets the click, so the rerun it causes does not start it again."""
+    holder = st.empty()
+    if windows <= LONG_WINDOWS:
+        return holder
+    flags = st.session_state.setdefault("asked_runs", set())
+    key = (name, hash(state.params()["text"]))
+    if key not in flags:
+        with holder.container():
+            if st.session_state.get("stopped_run") == key:
+                st.warning(f"Stopped: {what[0].lower() + what[1:]} did not finish, and nothing of it was kept "
+                           "(a result over some of the windows would be read as the whole document's). Run it "
+                           "again to start over.", icon=":material/stop_circle:")
+            st.info(f"{what} runs over all {windows} BERT windows of this long document: about {seconds:.0f} s, "
+                    "with a progress bar and a Stop button.")
+            if st.button(f"Run it over all {windows} windows", key=f"ask_{name}", icon=":material/play_arrow:"):
+                flags.add(key)
+                st.session_state.pop("stopped_run", None)
+                st.rerun()
+        return None
+    holder.button("Stop", key=f"stop_{name}", icon=":material/stop:", on_click=_stopped, args=(flags, key))
+    return holder
+
+
+def _stopped(flags: set, key: tuple) -> None:
+    """Stop's callback: forget the Run click (the rerun it causes must not start the run again)
+    and remember what was stopped, for the Run prompt to say so."""
+    flags.discard(key)
+    st.session_state["stopped_run"] = key
+
+
+def seconds_per_window(model) -> float:
+    """A rough cost of one BERT window's forward + backward: 0.3 s per 22 M parameters (MiniLM
+    on the 2-core machine this was measured on, benchmarks/long_document.py)."""
+    return 0.3 * sum(p.numel() for p in model.model.bert.parameters()) / 22e6
+
+
+def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
+              mask_heads: tuple = ()):
+    """The Trace of a document and settings, from the shared cache or computed once. BERT's
+    internals are captured for one 512-token ``window`` of the document."""
+    def compute():
+        with model_slots():
+            return get_model(weights, device).trace(text, k=k, block_trigram=block_trigram, window=window,
+                                                    mask_heads=mask_heads)
+
+    key = result_key("trace", dict(text=text, k=k, block_trigram=block_trigram, weights=weights, device=device,
+                                   mask_heads=mask_heads), window)
+    trace = trace_cache().get(key, compute)
+    if id(trace) not in _TRACE_KEYS:  # forgotten when the Trace is freed, before its id can be reused
+        _TRACE_KEYS[id(trace)] = key
+        weakref.finalize(trace, _TRACE_KEYS.pop, id(trace), None)
+    return trace
+
+
+_TRACE_KEYS: dict[int, tuple] = {}  # id(Trace) → its cache key, for the figure cache
+
+
+def trace_key(trace) -> tuple | None:
+    """The cache key of a Trace from ``run_trace`` (or ``with_maps``), else None."""
+    return _TRACE_KEYS.get(id(trace))
+
+
+def run_mixing(trace):
+    """What the model used (``analysis.mixing.mixing``) in the Trace's BERT window, cached beside it
+    in the server-wide bounded cache; a progress bar while it runs."""
+    params = state.params()
+
+    def compute():
+        from analysis.mixing import mixing
+
+        bar = st.progress(0.0, "Measuring what each token contributed (norms, ALTI)…")
+        with model_slots():
+            mix = mixing(get_model(params["weights"], params["device"]), params["text"], trace.window,
+                         trace.summary.masked_heads,
+                         progress=lambda done, total: bar.progress(done / total, f"layer {min(done, total - 1)} of "
+                                                                                 f"{total - 1}"))
+        bar.empty()
+        return mix
+
+    return derived(trace, "mixing", compute)
+
+
+def run_value_zeroing(trace, layer: int):
+    """Value zeroing of BERT layer ``layer`` in the Trace's window, on request (a button: it runs the
+    layer once per token), cached beside the Trace. → (C [T, T], row totals [T]) or None before asked."""
+    from analysis.mixing import value_zeroing
+
+    key = trace_key(trace)
+    asked = st.session_state.setdefault("value_zeroing_asked", set())
+    if (key, layer) not in asked:
+        T = trace.bert_attention.shape[2]
+        st.info(f"Value zeroing runs layer {layer + 1} again once for each of the {T} tokens: seconds on a CPU "
+                "(a bar shows how far it is).")
+        if not st.button(f"Run value zeroing for layer {layer + 1}", key="bert_vz_run", icon=":material/play_arrow:"):
+            return None
+        asked.add((key, layer))
+    params = state.params()
+
+    def compute():
+        bar = st.progress(0.0, f"Zeroing each token's values in layer {layer + 1}…")
+        with model_slots():
+            out = value_zeroing(get_model(params["weights"], params["device"]), params["text"], layer, trace.window,
+                                trace.summary.masked_heads,
+                                progress=lambda done, total: bar.progress(done / total, f"token {done} of {total}"))
+        bar.empty()
+        return tuple(np.asarray(a, dtype=np.float32) for a in out)
+
+    return derived(trace, f"value-zeroing-{layer}", compute)
+
+
+def widget_key(trace, name: str) -> str:
+    """A widget key of its own for each result (document, settings, model, window): a widget whose
+    options come from the result (a sentence range) starts at its default on a new result, and
+    never carries a value picked on another document into this one's figure."""
+    key = trace_key(trace)
+    return keyed(name, key) if key else name
+
+
+def keyed(name: str, key: tuple) -> str:
+    """A widget key of its own for the result cached under ``key`` (see ``widget_key``)."""
+    return f"{name}:{hashlib.sha256(repr(key).encode()).hexdigest()[:12]}"
+
+
+def derived(trace, name: str, compute):
+    """``compute()``, a result derived from a Trace, cached beside it (``cached``, the Trace's key as
+    its ``extra``; computed each time for a Trace not from ``run_trace``)."""
+    key = trace_key(trace)
+    return compute() if key is None else cached(name, state.params(), compute, key)
+
+
+def with_maps(trace, name: str, **maps):
+    """The Trace with some maps replaced (e.g. ``bert_attention`` = norm-weighted shares), so the
+    attention figures draw them; its figures are cached under the Trace's key + ``name``."""
+    from dataclasses import replace
+
+    new = replace(trace, **maps)
+    key = trace_key(trace)
+    if key is not None:
+        _TRACE_KEYS[id(new)] = (*key, name)
+        weakref.finalize(new, _TRACE_KEYS.pop, id(new), None)
+    return new
+
+
+def row_shares(m):
+    """[..., T, T] non-negative contributions → each row's shares (rows sum to 1), float16 like attention."""
+    import numpy as np
+
+    m = m.astype(np.float32)
+    return (m / np.maximum(m.sum(-1, keepdims=True), 1e-12)).astype(np.float16)
+
+
+def current_trace():
+    """The Trace of the last Summarize click (recomputed if it fell out of the cache), or None."""
+    params = state.params()
+    if params is None:
+        return None
+    return run_trace(**params, window=state.window())
+
+
+def side_by_side(key: str):
+    """A "Side by side with" model picker; returns (name, its Trace of the current document and
+    settings on the same BERT window if it has one) or None. A model that fails is one line."""
+    params = state.params()
+    others = [n for n in usable_models() if n != params["weights"]]
+    # One picker per shown model: a kept pick of the model now shown read "Choose an option".
+    none = "— no second model —"  # an option of its own: a None option read as no choice ("Choose an option")
+    other = st.selectbox("Side by side with", [none] + others, key=state.keep(f"{key}:{params['weights']}"),
+                         help="The same document and settings through a second model: summaries, scores and head "
+                              "statistics next to each other (e.g. ours vs PreSumm, trained vs untrained).")
+    if other in (none, None):
+        return None
+    try:
+        with st.spinner(f"Running {other}…"):
+            try:
+                return other, run_trace(**(params | {"weights": other}), window=state.window())
+            except ValueError:  # it reads the document in fewer windows
+                return other, run_trace(**(params | {"weights": other}))
+    except ValueError as e:
+        from viz.common import markdown_text
+
+        st.error(markdown_text(str(e)))
+        return None
