@@ -47,6 +47,8 @@ PAGES = [
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ]
 pg = st.navigation(PAGES)  # first: a lesson step or a class may switch pages before any widget
+st.set_page_config(page_title=f"{pg.title} · Attention microscope")  # WCAG 2.4.2: each page its own title
+st.session_state.pop(a11y.CHARTS, None)  # the charts this run draws (the Figure downloads panel lists them)
 
 
 def load_example():
@@ -115,6 +117,7 @@ with st.sidebar:
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
+        chart_downloads = st.container()  # filled after the page: its charts, downloadable by keyboard
 
 inputs = dict(text=st.session_state.get("document") or "", k=int(k), block_trigram=bool(block),
               weights=weights, device=device)
@@ -172,4 +175,5 @@ except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: the
 finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
     shared(classroom.publish_mine, document_store(), pg.url_path)
     store_notice(store_down)
+    a11y.downloads_panel(chart_downloads)
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -9,7 +9,7 @@ from ui.widgets import BERT_VIEWS, COLORSCALES, layer_head_pickers, need_trace, 
 from ui.state import keep
 from viz import attention as A
 from viz import explain as X
-from viz.common import SCALES, SELECTED_MARK, markdown_text, preview, sentence_label
+from viz.common import SCALES, markdown_text, preview, sentence_label
 
 SCALE_NAMES = {"sqrt": "√ (default)", "log": "log", "linear": "linear"}  # short: the box is narrow at 1024 px
 
@@ -50,8 +50,11 @@ if view in ("One head", "All heads of a layer", "Rollout"):
     if len(sents) > 1:
         # the thumbs say only the numbers (a sentence's words ran past the edge of a phone's screen); the caption
         # under the slider names the two sentences
-        rng = o2.select_slider("Sentences", options=sents, value=(sents[0], sents[-1]), key=widget_key(trace, "bert_range"),
-                               format_func=lambda i: f"{SELECTED_MARK} {i + 1}" if i in trace.summary.selected else f"{i + 1}")
+        # a numeric slider, 1-based: a screen reader reads its value as the sentence number (a select
+        # slider's options were read as their indices, whatever their text); ★ marks chosen ones below
+        first, last = o2.slider("Sentences", sents[0] + 1, sents[-1] + 1, (sents[0] + 1, sents[-1] + 1),
+                                key=widget_key(trace, "bert_range"))
+        rng = (first - 1, last - 1)
         o2.caption(" to ".join(f"sentence {sentence_label(trace, i, 40, escape=markdown_text)}" for i in rng))
 
 SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax weights α. Norm-weighted: "

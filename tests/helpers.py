@@ -42,7 +42,7 @@ def charts(at):
 
 def range_slider(at):
     """BERT attention's Sentences slider (its key names the result it belongs to)."""
-    return next(s for s in at.select_slider if s.key.startswith("bert_range"))
+    return next(s for s in at.slider if s.key.startswith("bert_range"))
 
 
 def spec(chart) -> str:

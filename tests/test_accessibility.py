@@ -137,7 +137,8 @@ def test_a_chart_as_text_says_what_it_draws(trace):
     if other > a.max() + 1e-3:  # a hidden head's larger weight is not reported
         assert float(rows[0][2]) < other
     _, cols, rows = alt.describe(summary.score_bars(trace.summary))
-    assert cols == ["bar", "value", "label"] and len(rows) == len(trace.summary.sentences)
+    assert cols == ["bar", "value", "label", "note"] and len(rows) == len(trace.summary.sentences)
     assert sum(r[2].startswith("★") for r in rows) == len(trace.summary.selected)
+    assert all(r[3] for r in rows)  # each sentence's reason, which the hover alone said (issue 52)
     html_table = alt.table_html(attention.token_heatmap(trace, 0, 0))
     assert html_table.count("<tr>") == 9 and "<caption" in html_table  # a header and 8 cells

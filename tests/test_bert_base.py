@@ -63,7 +63,7 @@ def test_bert_base_matches_transformers(presumm_base, presumm_model):
     assert len(out.attentions) == 12
     for i, a in enumerate(out.attentions):
         assert (rec[f"bert.{i}.attn.pattern"][0][0] - a[0]).abs().max().item() < 1e-5
-        assert (rec[f"p{i}"][0][1, :, :200] - a[1, :, :200]).abs().max().item() < 1e-5
+        assert (rec[f"bert.{i}.attn.pattern"][0][1, :, :200] - a[1, :, :200]).abs().max().item() < 1e-5
 
 
 def test_trace_at_bert_base_size(presumm_model):

@@ -204,3 +204,246 @@ def test_reflow_at_320_px_and_at_200_percent_zoom(server, browser, shots, width,
         page.screenshot(path=str(shots / f"reflow_{width}px_{zoom}x_{path or 'summary'}.png"), full_page=True)
         assert found["page"] <= 0 and not found["cut"], (path, found)
     page.close()
+
+
+# ---------------------------------------------------------------- issue 52: what axe cannot see
+
+PAGE_PATHS = {"": "Summary", "why": "Why this summary", "bert_attention": "BERT attention",
+              "sentence_encoder": "Sentence encoder", "masks_positions": "Masks & positions", "heads": "Heads",
+              "what_if": "What if", "corpus": "Corpus", "learn": "Learn"}
+
+STOP = """() => {  // the focused element: where it is, whether it is a chart's tool, what rings it
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const r = e.getBoundingClientRect(), h = document.querySelector('[data-testid=stHeader]').getBoundingClientRect();
+  const ring = getComputedStyle(e.matches('input') && e.closest('label, [data-baseweb], [data-testid=stSlider] div')
+                                || e).outlineColor;
+  return {id: (e.getAttribute('aria-label') || e.textContent || e.tagName).trim().slice(0, 40) + '@' + Math.round(r.left) + ',' + Math.round(r.top + scrollY),
+          main: !!e.closest('[data-testid=stMain]'), top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+          header: h.bottom, toolbar: !!e.closest('.modebar'), ring};
+}"""
+
+
+WARM: set[str] = set()
+
+
+def open_page(browser, server, path: str, width: int = 1280, height: int = 720, **kw):
+    """A new page on ``path`` with the shortest example summarized (a link restores it)."""
+    if server not in WARM:  # a fresh server's first session (model loading, Streamlit's first run) on its own
+        open_app(browser, server).close()
+        WARM.add(server)
+    page = browser.new_page(viewport={"width": width, "height": height}, **kw)
+    page.goto(f"{server}{path}?doc={EXAMPLE}&k=3&tb=1")
+    main = page.get_by_test_id("stMain")
+    main.get_by_role("heading", level=1).first.wait_for(timeout=120_000)
+    if path != "what_if":  # What if draws no chart until B has an edit
+        main.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    idle(page)
+    return page
+
+
+def stops(page, key: str, limit: int = 260) -> list[dict]:
+    """Every stop ``key`` (Tab or Shift+Tab) reaches, once round."""
+    out, seen = [], set()
+    for _ in range(limit):
+        page.keyboard.press(key)
+        s = page.evaluate(STOP)
+        if s is None:
+            continue
+        if s["id"] in seen:
+            break
+        seen.add(s["id"])
+        out.append(s)
+    return out
+
+
+def test_no_focused_control_hides_under_the_header_and_the_toolbars_are_out_of_the_tab_order(server, browser):
+    """WCAG 2.4.11 on every page, Tab and Shift+Tab: no control of the page is ever entirely under
+    Streamlit's 60-px header when focused; 2.4.1: no chart tool is a Tab stop (Masks & positions
+    had 159 stops, 112 of them toolbar buttons); every ring 3 px and ≥ 3:1 (black)."""
+    counts = {}
+    for path, name in PAGE_PATHS.items():
+        page = open_page(browser, server, path)
+        for key in ("Tab", "Shift+Tab"):
+            found = stops(page, key)
+            hidden = [s["id"] for s in found if s["main"] and s["bottom"] <= s["header"] + 0.5]
+            assert not hidden, (name, key, hidden)
+            assert not [s for s in found if s["toolbar"]], (name, "a chart tool in the Tab order")
+            counts[name, key] = len(found)
+        page.close()
+    print("\nTab stops per page:", json.dumps({f"{n} {k}": c for (n, k), c in counts.items()}))
+    assert counts["Masks & positions", "Tab"] < 60
+
+
+def test_at_320_px_nothing_is_off_screen_no_page_scrolls_sideways_and_head_buttons_stay_in_their_chart(server,
+                                                                                                        browser):
+    """WCAG 1.4.10 / 2.4.7 at 320 CSS px: the first 25 Tab stops all on screen (the collapsed sidebar
+    is inert, not 20 stops off to the left); every head button inside its chart; no page wider
+    than the window (the Heads and Corpus tables scroll inside their own box)."""
+    for path, name in PAGE_PATHS.items():
+        page = open_page(browser, server, path, width=320)
+        page.wait_for_function("document.querySelector('[data-testid=stSidebar]').inert", timeout=5000)  # collapsed
+        assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0, name
+        off = [s["id"] for s in stops(page, "Tab", 25) if s["right"] <= 0 or s["left"] >= 320]
+        assert not off, (name, off)
+        if path == "bert_attention":
+            outside = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].flatMap(gd => {
+              const c = gd.getBoundingClientRect();
+              return [...gd.querySelectorAll('.updatemenu-button')].filter(b => {
+                const r = b.getBoundingClientRect(); return r.left < c.left - 1 || r.right > c.right + 1; })
+                .map(b => b.getAttribute('aria-label')); })""")
+            assert page.locator(".updatemenu-button").count() >= 13 and not outside, outside
+        page.close()
+
+
+LUMINANCE = """(c) => {
+  const m = c.match(/[\\d.]+/g).map(Number);
+  const l = m.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+}"""
+CHART_TEXT = """(lum) => {  // every visible chart text of the page (not a heatmap cell's own label): fill, size
+  const L = eval(lum), ratio = (a, b) => (Math.max(L(a), L(b)) + 0.05) / (Math.min(L(a), L(b)) + 0.05);
+  return [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot text')].filter(t =>
+      t.getBoundingClientRect().width > 0 && t.textContent.trim() && !t.closest('.hm, .heatmaplayer, .textpoint')
+      && !t.closest('.microscope-shown'))  // the shown head's button: white on blue, 5.1:1
+    .map(t => ({text: t.textContent.trim().slice(0, 20), ratio: ratio(getComputedStyle(t).fill, 'rgb(255, 255, 255)')}))
+    .filter(t => t.ratio < 4.5);
+}"""
+
+
+def test_chart_text_rings_and_borders_contrast_and_forced_colours_keep_what_carries_meaning(server, browser):
+    """WCAG 1.4.3: every chart text ≥ 4.5:1 (Streamlit's chart theme painted it #808495, 3.7:1); 1.4.11:
+    text field and picker frames ≥ 3:1; in forced colours (Windows high contrast) the checked
+    Trigram blocking box, the selected segment, the slider's filled track and the focus ring stay
+    visible."""
+    page = open_page(browser, server, "bert_attention")
+    assert page.locator("[data-testid=stMain] .js-plotly-plot text").count() > 50
+    assert not page.evaluate(CHART_TEXT, LUMINANCE), page.evaluate(CHART_TEXT, LUMINANCE)[:5]
+    frames = page.evaluate("""(lum) => { const L = eval(lum);
+      return [...document.querySelectorAll('[data-testid=stTextAreaRootElement], [data-testid=stNumberInputContainer], '
+                                           + '[data-testid=stSelectbox] [role=group]')]
+        .map(e => (Math.max(L(getComputedStyle(e).borderTopColor), L('rgb(255,255,255)')) + 0.05)
+                / (Math.min(L(getComputedStyle(e).borderTopColor), L('rgb(255,255,255)')) + 0.05)); }""", LUMINANCE)
+    assert frames and min(frames) >= 3, frames
+    page.emulate_media(forced_colors="active")
+    page.wait_for_timeout(300)
+    seen = page.evaluate("""() => {
+      const bg = (e) => e ? getComputedStyle(e).backgroundColor : null;
+      const box = document.querySelector('[data-testid=stSidebar] [data-testid=stCheckbox] label[data-selected=true] > div');
+      const segs = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stButtonGroup] [role=radio]')];
+      const on = segs.find(b => b.getAttribute('aria-checked') === 'true'), off = segs.find(b => b.getAttribute('aria-checked') === 'false');
+      const track = [...document.querySelectorAll('[data-testid=stSlider] [data-orientation=horizontal] div')]
+        .map(bg).filter(c => c && c !== 'rgba(0, 0, 0, 0)' && c !== 'rgb(255, 255, 255)');
+      return {box: bg(box), page: bg(document.body), on: bg(on), off: bg(off), track: track.length};
+    }""")
+    assert seen["box"] not in (None, seen["page"], "rgba(0, 0, 0, 0)"), seen  # the checked box is filled
+    assert seen["on"] != seen["off"], seen  # the selected segment stands out
+    assert seen["track"] > 0, seen  # the slider's track is drawn
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Summarize").focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    page.close()
+
+
+def test_the_shown_head_says_so_and_the_slider_reads_its_sentence_number(server, browser):
+    """WCAG 4.1.2: exactly the shown head's button is pressed (also after ←/→); the Sentences
+    slider's value in the accessibility tree is the sentence number its thumb shows (it was the
+    option's index)."""
+    page = open_page(browser, server, "bert_attention")
+    pressed = lambda: page.locator('.updatemenu-button[aria-pressed="true"]').evaluate_all(  # noqa: E731
+        "bs => bs.map(b => b.getAttribute('aria-label'))")
+    assert pressed() == ["Show head 1"] and "head 1" in title(page)
+    page.locator('.updatemenu-button[aria-label="Show head 1"]').first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_title(page, "head 2")
+    page.wait_for_function("document.querySelector('.updatemenu-button[aria-pressed=\"true\"]')"
+                           ".getAttribute('aria-label') === 'Show head 2'", timeout=10_000)
+    assert pressed() == ["Show head 2"]
+    cdp = page.context.new_cdp_session(page)
+    sliders = [n for n in cdp.send("Accessibility.getFullAXTree")["nodes"] if n.get("role", {}).get("value") == "slider"
+               and "Sentences" in n.get("name", {}).get("value", "")]
+    thumbs = page.get_by_test_id("stSliderThumbValue").all_text_contents()
+    shown = [dict((p["name"], p["value"].get("value")) for p in n["properties"])["valuetext"] for n in sliders]
+    assert len(sliders) == 2 and shown == [t.strip() for t in thumbs], (shown, thumbs)
+    assert int(shown[0]) > 0 and int(shown[1]) >= int(shown[0])
+    page.close()
+
+
+SAID = """window.__said = []; new MutationObserver(() => { const s = document.getElementById('microscope-status');
+  if (s && s.textContent && window.__said[window.__said.length - 1] !== s.textContent) window.__said.push(s.textContent); })
+  .observe(document, {subtree: true, childList: true, characterData: true});"""
+
+
+def focused(page) -> str:
+    return page.evaluate("document.activeElement.tagName + ' ' + (document.activeElement.getAttribute('aria-label')"
+                         " || document.activeElement.textContent).trim().slice(0, 40)")
+
+
+def test_a_summarize_is_announced_and_the_focus_lands_somewhere_sensible(server, browser, tmp_path):
+    """WCAG 4.1.3 / 2.4.3 by keyboard: a status message says when a Summarize starts and what it
+    produced; after Try an example (its button goes away) the focus is on the page's heading, after
+    a download back on its button, after a page change on the new page's heading, in a popover on
+    its first field; each page has a title of its own (2.4.2)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page.add_init_script(SAID)
+    page.goto(server)
+    button = page.get_by_role("button", name="Try an example")
+    button.wait_for(timeout=120_000)
+    assert page.title() == "Summary · Attention microscope"
+    button.focus()
+    page.keyboard.press("Enter")
+    page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    idle(page)
+    page.wait_for_function("window.__said.some(s => s.startsWith('Summarized.'))", timeout=10_000)
+    said = page.evaluate("window.__said")
+    assert said[0].startswith("Summarizing") and "Result for" in said[-1], said
+    page.wait_for_function("document.activeElement.tagName === 'H1'", timeout=10_000)
+    assert focused(page) == "H1 Summary"
+
+    page.get_by_role("button", name="Text .txt").focus()
+    with page.expect_download():
+        page.keyboard.press("Enter")
+    page.wait_for_timeout(1000)
+    assert focused(page) == "BUTTON Text .txt"
+
+    side = page.get_by_test_id("stSidebar")  # a chart's camera, without its toolbar: the Figure downloads panel
+    side.get_by_text("Figure downloads").click()
+    side.get_by_role("button", name="Download this chart").focus()
+    with page.expect_download(timeout=30_000) as chart:
+        page.keyboard.press("Enter")
+    assert chart.value.suggested_filename.startswith("microscope_") and chart.value.suggested_filename.endswith(".png")
+
+    side.get_by_role("link", name="Heads").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.tagName === 'H1' && document.activeElement.textContent.startsWith('Heads')",
+                           timeout=60_000)
+    assert page.title() == "Heads · Attention microscope"
+
+    side.get_by_text("Class & lessons").click()
+    side.get_by_role("button", name="Lead a class again").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.getAttribute('aria-label') === 'Class code'", timeout=10_000)
+    page.close()
+    for path, name in PAGE_PATHS.items():
+        page = browser.new_page()
+        page.goto(server + path)
+        page.wait_for_function("(t) => document.title === t", arg=f"{name} · Attention microscope", timeout=60_000)
+        page.close()
+
+
+def test_a_refused_upload_is_one_visible_announced_sentence_and_every_reason_is_reachable(server, browser, tmp_path):
+    """WCAG 3.3.1: a file over the 1 MB limit is refused with a sentence shown under it (role alert),
+    not only in a tooltip on a red icon; 1.3.1 / 2.1.1: on Summary every sentence's reason (which
+    was only in a mouse tooltip) is in the score chart's "As text" table."""
+    big = tmp_path / "big.txt"
+    big.write_text("word " * 420_000)  # 2.1 MB
+    page = open_page(browser, server, "")
+    page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(big))
+    alert = page.get_by_test_id("stSidebar").get_by_role("alert").filter(has_text="1.0MB or smaller")
+    alert.wait_for(timeout=30_000)
+    box = alert.bounding_box()
+    assert box and box["width"] > 20 and box["height"] > 5, box
+    reasons = as_text_rows(page, "Sentence scores")
+    assert all(r[-1] for r in reasons) and any("highest score" in r[-1] for r in reasons), reasons[:3]
+    page.close()

@@ -1,123 +1,112 @@
-"""What Streamlit and Plotly leave out for keyboard and screen-reader users, added in our layer.
+"""What Streamlit and Plotly leave out for keyboard and screen-reader users, added in our layer
+(docs/accessibility.md has a row per WCAG criterion and the test that shows it).
 
-- ``mount()`` (once per run, app.py): a component with no HTML whose script, in the page, gives
-  every Plotly chart ``role="figure"`` and its title as accessible name (it follows the head
-  buttons, which retitle the chart in the browser); makes the in-figure buttons (heads) and the
-  mode bar's buttons focusable, named and operable by keyboard (Enter/Space press, ←/→ move to
-  the neighbouring head and show it); draws a visible focus ring on them and on links and
-  expanders (Streamlit's page links showed none); and says a chart's new
-  title in a polite live region after a keyboard press. Plotly's SVG has none of this.
+- ``mount()`` (once per run, app.py): ui/a11y.js, a component with no HTML whose script, in the
+  page, names every chart (``role="figure"``, its title) and its head buttons (which say which head
+  is shown and answer Enter, Space and ←/→), keeps the focus where a keyboard user expects it (a
+  redrawn head button, the page's heading after a page change or Try an example, a download button,
+  a popover's first field), says when a Summarize starts and what it produced, makes the collapsed
+  sidebar inert, flows head buttons that a narrow chart cannot hold, and downloads a chart asked for
+  in the Figure downloads panel (``downloads_panel``: the charts' mode bars are out of the Tab
+  order). With it, one stylesheet (``_CSS``): focus rings, frames and chart text at AA contrast,
+  scroll padding under Streamlit's header, wide tables in their own box, forced colours.
 - ``dataframe(data, name)``: Streamlit's data grid draws on a canvas that screen readers do not
   read (its accessibility tree is 4 tool buttons), so the same rows follow as an HTML table.
 - ``text_alternative(fig)``: under each chart, "As text: <title>", a collapsed table of what the
-  chart shows (viz.alt: a heatmap's strongest cells with their labels and true values; every bar;
-  every point), reachable by keyboard and read by screen readers.
+  chart shows (viz.alt: a heatmap's strongest cells with their labels and true values; every bar
+  with its note; every point), reachable by keyboard and read by screen readers.
 """
 from __future__ import annotations
 
 import html
 import json
+import uuid
+from pathlib import Path
 
 import streamlit as st
 
 from viz import alt
 from viz.common import markdown_text, preview
-from viz.palette import BLACK
+from viz.palette import BLACK, BLUE, ERROR_TEXT, MUTED_TEXT, TEXT, WHITE
 
+# One stylesheet for what Streamlit's own styles miss (WCAG 2.2 AA): every colour from the palette.
 _CSS = """
-a:focus-visible, summary:focus-visible { outline: 3px solid FOCUS !important; outline-offset: -3px; }
+/* 2.4.11: a control focused by Tab or Shift+Tab is scrolled clear of Streamlit's 60-px header */
+[data-testid="stMain"] { scroll-padding-top: 80px; scroll-padding-bottom: 24px; }
+/* 2.4.7, 1.4.11: one focus ring, 21:1 on white (Streamlit's is a 2.4:1 shadow, and forced colours drop
+   shadows); on the visible box of widgets whose input is visually hidden */
+:focus-visible { outline: 3px solid @FOCUS@ !important; outline-offset: 2px; }
+a:focus-visible, summary:focus-visible { outline-offset: -3px; }
+[data-testid="stCheckbox"] label:has(input:focus-visible) > div, [role="radiogroup"] label:has(input:focus-visible),
+[data-testid="stSlider"] div:has(> div > input:focus-visible) { outline: 3px solid @FOCUS@ !important; outline-offset: 2px; }
+/* 1.4.11: the frames of text fields and pickers at ≥ 3:1 (Streamlit's are 1.6:1 on white) */
+[data-testid="stTextAreaRootElement"], [data-testid="stTextInputRootElement"], [data-testid="stNumberInputContainer"],
+[data-testid="stSelectbox"] [role="group"], [data-testid="stMultiSelect"] [role="group"] { border-color: @BORDER@ !important; }
+/* 1.4.3: chart text in the palette's text colour (Streamlit's chart theme paints it a grey of 3.7:1) */
+.js-plotly-plot .xtick text, .js-plotly-plot .ytick text, .js-plotly-plot .g-xtitle text, .js-plotly-plot .g-ytitle text,
+.js-plotly-plot .xtitle, .js-plotly-plot .ytitle, .js-plotly-plot .cbaxis text, .js-plotly-plot .cbtitle text,
+.js-plotly-plot .colorbar text, .js-plotly-plot .legendtext, .js-plotly-plot .annotation-text,
+.js-plotly-plot .updatemenu-item-text, .js-plotly-plot .gtitle { fill: @TEXT@ !important; }
+/* head buttons: a 4.5:1 frame, and the shown head filled (not a 1.05:1 tint); its text stays readable */
+.js-plotly-plot .updatemenu-button rect { stroke: @BORDER@ !important; }
+.js-plotly-plot .updatemenu-button.microscope-shown rect { fill: @SHOWN@ !important; }
+.js-plotly-plot .updatemenu-button.microscope-shown .updatemenu-item-text { fill: @ON_SHOWN@ !important; }
 .js-plotly-plot .updatemenu-button:focus { outline: none; }
-.js-plotly-plot .updatemenu-button:focus rect { stroke: FOCUS !important; stroke-width: 3px !important; }
-.js-plotly-plot .modebar-btn:focus { outline: 3px solid FOCUS; outline-offset: 1px; }
-.js-plotly-plot .modebar-container:focus-within .modebar { opacity: 1 !important; }
+.js-plotly-plot .updatemenu-button:focus rect { stroke: @FOCUS@ !important; stroke-width: 3px !important; }
+.js-plotly-plot .modebar-btn path { fill: @BORDER@ !important; }
+/* 3.3.1: Streamlit says why an upload was refused only in a tooltip: the sentence shown under the file */
+[data-testid="stFileChip"] [role="alert"] { position: static !important; clip: auto !important; clip-path: none !important;
+  width: auto !important; height: auto !important; margin: 0 !important; overflow: visible !important;
+  white-space: normal !important; display: block; color: @ERROR@; font-size: 0.85rem; }
+/* 1.4.10: a wide table scrolls inside its own box, never the page */
+.microscope-table { overflow-x: auto; max-width: 100%; }
+[data-testid="stMain"] [data-testid="stDataFrame"], [data-testid="stMain"] [data-testid="stTable"] { max-width: 100%; overflow-x: auto; }
 .microscope-live { position: absolute; width: 1px; height: 1px; margin: -1px; overflow: hidden;
                    clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
-""".replace("FOCUS", BLACK)  # 21:1 on white
-
-_JS = """
-export default function(component) {
-  if (!document.getElementById('microscope-a11y-css')) {
-    const s = document.createElement('style'); s.id = 'microscope-a11y-css'; s.textContent = CSS;
-    document.head.appendChild(s);
-  }
-  let live = document.getElementById('microscope-live');
-  if (!live) {
-    live = document.createElement('div'); live.id = 'microscope-live'; live.className = 'microscope-live';
-    live.setAttribute('aria-live', 'polite'); document.body.appendChild(live);
-  }
-  if (!window.__microscopeFocusWatch) {
-    // the wish to keep a head button focused across redraws ends when the user goes elsewhere
-    window.__microscopeFocusWatch = true;
-    document.addEventListener('focusin', (e) => {
-      if (!e.target.classList || !e.target.classList.contains('updatemenu-button')) window.__microscopeFocus = null;
-    });
-    document.addEventListener('pointerdown', () => { window.__microscopeFocus = null; });
-  }
-  const press = (el) => el.dispatchEvent(new MouseEvent('click', {bubbles: true}));
-  const buttonName = (b) => { const t = b.textContent.trim(); return /^\\d+$/.test(t) ? 'head ' + t : t; };
-  const label = () => {
-    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-      if (gd.layout && gd.layout.meta && gd.layout.meta.decorative) { gd.setAttribute('aria-hidden', 'true'); continue; }
-      const t = gd.querySelector('.gtitle');
-      const name = ((t && t.textContent) || 'Chart').trim();
-      if (!gd.__a11yRedraw && gd.on) {  // restore the focus as soon as a redraw is drawn
-        gd.__a11yRedraw = true; gd.on('plotly_afterplot', () => setTimeout(label, 0));
-      }
-      if (gd.getAttribute('aria-label') !== name) {
-        gd.setAttribute('role', 'figure'); gd.setAttribute('aria-label', name);
-        if (window.__microscopeAnnounce && Date.now() - window.__microscopeAnnounce < 10000) live.textContent = name;
-      }
-      const buttons = [...gd.querySelectorAll('.updatemenu-button')];
-      buttons.forEach((b) => {
-        const named = 'Show ' + buttonName(b);  // Plotly may rebind a button to another head on redraw
-        if (b.getAttribute('aria-label') !== named) {
-          b.setAttribute('tabindex', '0'); b.setAttribute('role', 'button'); b.setAttribute('aria-label', named);
-        }
-        if (b.__a11y) return;
-        b.__a11y = true;
-        b.addEventListener('keydown', (e) => {
-          let target = null;
-          if (e.key === 'Enter' || e.key === ' ') target = b;
-          const all = [...gd.querySelectorAll('.updatemenu-button')], k = all.indexOf(b);
-          if (e.key === 'ArrowRight') target = all[Math.min(k + 1, all.length - 1)];
-          if (e.key === 'ArrowLeft') target = all[Math.max(k - 1, 0)];
-          if (!target) return;
-          e.preventDefault();
-          window.__microscopeAnnounce = Date.now();
-          window.__microscopeFocus = {label: target.getAttribute('aria-label')};
-          target.focus(); press(target);
-        });
-      });
-      for (const a of gd.querySelectorAll('.modebar-btn')) {
-        if (a.__a11y) continue;
-        a.__a11y = true;
-        a.setAttribute('tabindex', '0'); a.setAttribute('role', 'button');
-        a.setAttribute('aria-label', a.getAttribute('data-title') || 'chart tool');
-        a.addEventListener('keydown', (e) => {
-          if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); press(a); }
-        });
-      }
-    }
-    // a chart redrawn by the server (a head's exact weights) rebuilds its buttons: keep the focus
-    // (however long the server took) unless the user has since focused or clicked something else
-    const f = window.__microscopeFocus;
-    if (f && (document.activeElement === document.body || !document.activeElement)) {
-      const b = [...document.querySelectorAll('.updatemenu-button')].find(x => x.getAttribute('aria-label') === f.label);
-      if (b) b.focus();
-    }
-  };
-  label();
-  const timer = setInterval(label, 250);
-  return () => clearInterval(timer);
+/* forced colours (Windows high contrast): keep what carries meaning, in system colours */
+@media (forced-colors: active) {
+  [data-testid="stCheckbox"] label > div { forced-color-adjust: none; border: 2px solid CanvasText; background: Canvas; }
+  [data-testid="stCheckbox"] label[data-selected="true"] > div { background: Highlight; border-color: Highlight; }
+  [data-testid="stCheckbox"] svg polyline { stroke: HighlightText; }
+  [data-testid="stButtonGroup"] button[aria-checked="true"], [data-testid="stButtonGroup"] button[aria-pressed="true"],
+  [data-testid="stButtonGroup"] [role="radio"][aria-checked="true"] {
+    forced-color-adjust: none; background: Highlight !important; color: HighlightText !important; }
+  [data-testid="stSlider"] [data-orientation="horizontal"] > div { forced-color-adjust: none; }
+  .js-plotly-plot .updatemenu-button.microscope-shown rect { fill: Highlight !important; }
+  .js-plotly-plot text { fill: CanvasText !important; }
+  :focus-visible { outline-color: Highlight !important; }
 }
-""".replace("= CSS;", f"= {json.dumps(_CSS)};")
+"""
+for _name, _colour in {"FOCUS": BLACK, "BORDER": MUTED_TEXT, "TEXT": TEXT, "SHOWN": BLUE, "ON_SHOWN": WHITE,
+                       "ERROR": ERROR_TEXT}.items():
+    _CSS = _CSS.replace(f"@{_name}@", _colour)
 
+_JS = (Path(__file__).with_name("a11y.js")).read_text(encoding="utf-8").replace("= CSS;", f"= {json.dumps(_CSS)};")
 _component = st.components.v2.component("microscope_a11y", js=_JS)
+DOWNLOAD, CHARTS = "_figure_download", "_charts_shown"
 
 
 def mount() -> None:
-    """The page script above; no HTML of its own."""
-    _component(key="a11y")
+    """The page script (ui/a11y.js); no HTML of its own. A download asked for in the Figure
+    downloads panel goes to it once."""
+    _component(key="a11y", data={"download": st.session_state.get(DOWNLOAD)})
+
+
+def shown(fig) -> None:
+    """``plot`` says a chart is on the page (the Figure downloads panel lists it)."""
+    st.session_state.setdefault(CHARTS, []).append(alt.name(fig))
+
+
+def downloads_panel(slot) -> None:
+    """In ``slot`` (the sidebar's Figure downloads panel), after the page ran: any chart of the page,
+    downloaded by keyboard as its camera button would (the mode bars are out of the Tab order)."""
+    names = list(dict.fromkeys(st.session_state.pop(CHARTS, [])))
+    if not names:
+        return
+    with slot:
+        name = st.selectbox("Chart", names, key="figure_download_pick")
+        st.button("Download this chart", key="figure_download", icon=":material/download:",
+                  on_click=lambda: st.session_state.update({DOWNLOAD: {"name": name, "nonce": uuid.uuid4().hex}}))
 
 
 def dataframe(data, name: str, **kwargs) -> None:
@@ -130,10 +119,11 @@ def dataframe(data, name: str, **kwargs) -> None:
     with st.expander(f"As text: {markdown_text(name)}"):
         table = frame.to_html(index=False, escape=True, border=0, na_rep="—",
                               float_format=lambda x: f"{x:.4g}")
-        st.html(table.replace(">", f'><caption style="text-align: left;">{html.escape(name)}</caption>', 1))
+        st.html('<div class="microscope-table">' + table.replace(
+            ">", f'><caption style="text-align: left;">{html.escape(name)}</caption>', 1) + "</div>")
 
 
 def text_alternative(fig, n: int = 8) -> None:
     """A collapsed "As text" table under a chart (viz.alt.describe)."""
     with st.expander(f"As text: {markdown_text(preview(alt.name(fig), 80))}"):
-        st.html(alt.table_html(fig, n))
+        st.html(f'<div class="microscope-table">{alt.table_html(fig, n)}</div>')

@@ -8,7 +8,7 @@ import functools
 import streamlit as st
 
 from ui import state
-from ui.a11y import text_alternative
+from ui.a11y import shown, text_alternative
 from ui.resources import figure_cache
 from ui.runs import trace_key
 
@@ -102,3 +102,4 @@ def plot(fig, key: str | None = None):
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
             st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
     text_alternative(fig)
+    shown(fig)

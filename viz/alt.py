@@ -60,6 +60,15 @@ def _texts(t):
     return None if t.text is None or isinstance(t.text, str) else t.text
 
 
+def _notes(t):
+    """What a trace's hover says of each point beyond its value (the last field of a text
+    ``customdata`` the hover shows, e.g. a sentence's reason), or None: hover is mouse-only."""
+    c = None if t.customdata is None else np.asarray(t.customdata, dtype=object)
+    if c is None or c.ndim != 2 or "customdata[" not in (t.hovertemplate or "") or not isinstance(c[0, -1], str):
+        return None
+    return [str(x) for x in c[:, -1]]
+
+
 def fmt(v: float) -> str:
     return "—" if v is None or not np.isfinite(v) else f"{v:.4g}"
 
@@ -87,14 +96,16 @@ def describe(fig, n: int = 8) -> tuple[str, list[str], list[list[str]]]:
     bars = [t for t in shown if t.type == "bar" and t.x is not None and len(t.x)]
     many = len(bars) > 1
     if bars:
-        texts = [_texts(t) for t in bars]
-        labelled = any(x is not None for x in texts)
+        texts, notes = [_texts(t) for t in bars], [_notes(t) for t in bars]
+        labelled, noted = any(x is not None for x in texts), any(x is not None for x in notes)
         rows = []
-        for t, text in zip(bars, texts):
+        for t, text, note in zip(bars, texts, notes):
             labels, values = (t.y, t.x) if t.orientation == "h" else (t.x, t.y)
             rows += [([plain(t.name)] if many else []) + [_label(labels, i), fmt(float(values[i]))]
-                     + ([plain(text[i]) if text is not None else ""] if labelled else []) for i in range(len(values))]
-        cols = (["series"] if many else []) + ["bar", "value"] + (["label"] if labelled else [])
+                     + ([plain(text[i]) if text is not None else ""] if labelled else [])
+                     + ([plain(note[i]) if note is not None else ""] if noted else []) for i in range(len(values))]
+        cols = (["series"] if many else []) + ["bar", "value"] + (["label"] if labelled else []) + (
+            ["note"] if noted else [])
         more = f" (the first {MAX_ROWS} of {len(rows)})" if len(rows) > MAX_ROWS else ""
         return f"{name(fig)}: {len(rows)} bars{more}.", cols, rows[:MAX_ROWS]
     points = [t for t in shown if t.type == "scatter" and "markers" in (t.mode or "markers") and t.x is not None]

@@ -15,6 +15,8 @@ LIGHT_BLUE, LIGHT_GREY, MID_GREY, DARK_GREY = "#8EBFE3", "#E6E6E6", "#8C8C8C", "
 
 # text and marks drawn over the page (white) or a figure; contrast checked in tests/test_accessibility.py
 TEXT, MUTED_TEXT, NOTE_TEXT = "#222222", "#595959", "#5C2E00"  # ≥ 4.5:1 on white; TEXT, NOTE_TEXT on SHADE too
+ERROR_TEXT = "#A93226"  # 6.6:1 on white: the theme's primary colour (.streamlit/config.toml)
+WHITE = "#FFFFFF"  # text on BLUE (5.1:1): the shown head's button
 SHADE, SHADE_MAX = (0, 114, 178), 0.48  # a sentence's row in the document, by score: BLUE at alpha ≤ SHADE_MAX
 CLEAR, LABEL_BG, SENTENCE_LINE = "rgba(0,0,0,0)", "rgba(255,255,255,0.8)", "rgba(255,255,255,0.35)"
 
