@@ -56,10 +56,12 @@ def main(argv=None) -> None:
     p.add_argument("--n", type=int, default=200)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--data", default=str(DEFAULT_DATA))
+    p.add_argument("--json", help="output file (default benchmarks/results/precision_DEVICE.json)")
     args = p.parse_args(argv)
     out = measure(args.n, args.device, args.data)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"precision_{args.device.split(':')[0]}.json").write_text(json.dumps(out, indent=1) + "\n")
+    path = Path(args.json) if args.json else RESULTS / f"precision_{args.device.split(':')[0]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
 
 
