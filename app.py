@@ -19,7 +19,7 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from ui import a11y, classroom, link, state  # noqa: E402
+from ui import a11y, classroom, figures, link, state  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
 from ui.figures import preload_plotly  # noqa: E402
@@ -49,6 +49,7 @@ PAGES = [
 pg = st.navigation(PAGES)  # first: a lesson step or a class may switch pages before any widget
 st.set_page_config(page_title=f"{pg.title} · Attention microscope")  # WCAG 2.4.2: each page its own title
 st.session_state.pop(a11y.CHARTS, None)  # the charts this run draws (the Figure downloads panel lists them)
+st.session_state.pop(figures.PLAIN_SHOWN, None)  # and the kinds it explains in plain words
 
 
 def load_example():

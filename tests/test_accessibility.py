@@ -142,3 +142,32 @@ def test_a_chart_as_text_says_what_it_draws(trace):
     assert all(r[3] for r in rows)  # each sentence's reason, which the hover alone said (issue 52)
     html_table = alt.table_html(attention.token_heatmap(trace, 0, 0))
     assert html_table.count("<tr>") == 9 and "<caption" in html_table  # a header and 8 cells
+
+
+def test_every_chart_of_every_page_has_plain_words():
+    """Issue 50: each chart the pages draw (plot's key, head_map's chart key) is of a kind with a
+    paragraph for someone who has never seen attention; each paragraph is one paragraph and names
+    what a map is not where it matters (attention is where the model looked)."""
+    import ast
+
+    from viz.plain import KINDS, PLAIN, kind
+
+    keys = set()
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id == "plot":
+                key = next((k.value for k in node.keywords if k.arg == "key"), None)
+            elif node.func.id == "head_map" and len(node.args) >= 4:
+                key = node.args[3]
+            else:
+                continue
+            text = key.value if isinstance(key, ast.Constant) else (
+                key.values[0].value if isinstance(key, ast.JoinedStr) and isinstance(key.values[0], ast.Constant) else None)
+            keys.add((path.name, text))
+    assert len(keys) > 30 and all(text for _, text in keys), keys
+    missing = [(p, k) for p, k in keys if kind(k) not in PLAIN]
+    assert not missing, missing
+    assert set(KINDS.values()) == set(PLAIN) and all("\n" not in t and 150 < len(t) < 800 for t in PLAIN.values())
+    assert all("not what it used" in PLAIN[k] for k in ("attention", "heads", "sentences", "encoder"))

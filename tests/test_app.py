@@ -357,3 +357,16 @@ def test_choices_show_what_is_active_and_the_scoreboard_picker_keeps_its_choice(
                       ("sentence_encoder", "inter_show"), ("what_if", "whatif_source")):
         at.switch_page(f"pages/{page}.py").run()
         assert at.segmented_control(key=key).proto.required, key
+
+
+def test_each_kind_of_chart_is_explained_once_in_plain_words(summarizer_loaded):
+    """Issue 50: "What am I looking at?" under the first chart of each kind on a page, not under
+    every chart (Masks & positions draws 14 charts of two kinds)."""
+    from viz.plain import PLAIN
+
+    at = summarize(new_app(), SHORT)
+    plain = lambda: [e for e in at.expander if e.label == "What am I looking at?"]  # noqa: E731
+    assert [e.markdown[0].value for e in plain()] == [PLAIN["scores"]]
+    at.switch_page("pages/masks_positions.py").run()
+    assert not at.exception and len(charts(at)) > 10
+    assert sorted(e.markdown[0].value for e in plain()) == sorted([PLAIN["masks"], PLAIN["positions"]])

@@ -11,6 +11,9 @@ from ui import state
 from ui.a11y import shown, text_alternative
 from ui.resources import figure_cache
 from ui.runs import trace_key
+from viz.plain import PLAIN, kind
+
+PLAIN_SHOWN = "_plain_shown"  # the kinds of chart this run has explained in plain words
 
 
 def figure(build, trace, *args, **kwargs):
@@ -91,7 +94,8 @@ def plot(fig, key: str | None = None):
     """A figure with Plotly's camera button set to the sidebar's format (PNG or SVG), a file name
     after the figure and 2× scale for slides. A figure taller than ``MAX_FIGURE_HEIGHT`` is drawn
     whole inside a scrolling box of that height, so what follows it stays a screen away. Under it,
-    what it shows as text (ui.a11y.text_alternative)."""
+    what it shows as text (ui.a11y.text_alternative) and, under the first chart of its kind on the
+    page, "What am I looking at?": the chart in plain words (viz.plain)."""
     fmt = st.session_state.get("figure_format", "png")
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
@@ -103,3 +107,8 @@ def plot(fig, key: str | None = None):
             st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
     text_alternative(fig)
     shown(fig)
+    what = kind(key)
+    if what and what not in st.session_state.setdefault(PLAIN_SHOWN, set()):  # once per kind and page
+        st.session_state[PLAIN_SHOWN].add(what)
+        with st.expander("What am I looking at?", icon=":material/help:"):
+            st.markdown(PLAIN[what])
