@@ -172,7 +172,9 @@ class Proxy:
         STATIC.mkdir(parents=True, exist_ok=True)
         hsts = HSTS if self.certfile else ""
         from_disk = self.serve_classes and (worker is None or others_can_read(STATIC))
-        classes = CLASSES.format(source=f"alias {STATIC}/;" if from_disk else "proxy_pass http://microscope;",
+        # (proxied: a host that does not answer is given up after 3 s, as on /: a poll must not hang on a cut link)
+        classes = CLASSES.format(source=f"alias {STATIC}/;" if from_disk else
+                                 "proxy_pass http://microscope; proxy_connect_timeout 3s; proxy_set_header Host $host;",
                                  poll_burst=2 * POLL_RATE, hsts=hsts)
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
         tls = TLS.format(certfile=self.certfile, keyfile=self.keyfile) if self.certfile else ""
