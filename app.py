@@ -48,8 +48,7 @@ PAGES = [
 ]
 pg = st.navigation(PAGES)  # first: a lesson step or a class may switch pages before any widget
 st.set_page_config(page_title=f"{pg.title} · Attention microscope")  # WCAG 2.4.2: each page its own title
-st.session_state.pop(a11y.CHARTS, None)  # the charts this run draws (the Figure downloads panel lists them)
-st.session_state.pop(figures.PLAIN_SHOWN, None)  # and the kinds it explains in plain words
+st.session_state.pop(figures.DRAWN, None)  # the charts this run draws (plain words once a kind; Figure downloads)
 
 
 def load_example():
@@ -176,5 +175,5 @@ except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: the
 finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
     shared(classroom.publish_mine, document_store(), pg.url_path)
     store_notice(store_down)
-    a11y.downloads_panel(chart_downloads)
+    a11y.downloads_panel(chart_downloads, figures.drawn_names())
 link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values

@@ -82,22 +82,11 @@ export default function(component) {
         gd.setAttribute('role', 'figure'); gd.setAttribute('aria-label', name);
         if (window.__microscopeAnnounce && now() - window.__microscopeAnnounce < 10000) live.textContent = name;
       }
+      // whether each button is the head shown: Plotly draws every menu's buttons in menu order
       const menus = (gd._fullLayout && gd._fullLayout.updatemenus) || [];
-      const buttons = [];
-      [...gd.querySelectorAll('.updatemenu-container')].forEach((c, m) => {
-        [...c.querySelectorAll('.updatemenu-button')].forEach((b, k) => {
-          // the menu Plotly drew this container for, and whether this button is the one shown
-          const menu = menus[m] || menus[0] || {};
-          b.__pressed = menus.length > 1 ? false : menu.active === k;
-          buttons.push(b);
-        });
-      });
-      if (menus.length > 1) {  // several rows, one container: the buttons in menu order
-        let i = 0;
-        menus.forEach((menu) => (menu.buttons || []).forEach((_, k) => {
-          if (buttons[i]) buttons[i].__pressed = menu.active === k; i += 1;
-        }));
-      }
+      const shown = menus.flatMap((menu) => (menu.buttons || []).map((_, k) => menu.active === k));
+      const buttons = [...gd.querySelectorAll('.updatemenu-button')];
+      buttons.forEach((b, i) => { b.__pressed = !!shown[i]; });
       buttons.forEach((b) => {
         const named = 'Show ' + buttonName(b);  // Plotly may rebind a button to another head on redraw
         if (b.getAttribute('aria-label') !== named) {

@@ -83,24 +83,19 @@ for _name, _colour in {"FOCUS": BLACK, "BORDER": MUTED_TEXT, "TEXT": TEXT, "SHOW
 
 _JS = (Path(__file__).with_name("a11y.js")).read_text(encoding="utf-8").replace("= CSS;", f"= {json.dumps(_CSS)};")
 _component = st.components.v2.component("microscope_a11y", js=_JS)
-DOWNLOAD, CHARTS = "_figure_download", "_charts_shown"
+DOWNLOAD = "_figure_download"
 
 
 def mount() -> None:
     """The page script (ui/a11y.js); no HTML of its own. A download asked for in the Figure
     downloads panel goes to it once."""
-    _component(key="a11y", data={"download": st.session_state.get(DOWNLOAD)})
+    _component(key="a11y", data={"download": st.session_state.pop(DOWNLOAD, None)})
 
 
-def shown(fig) -> None:
-    """``plot`` says a chart is on the page (the Figure downloads panel lists it)."""
-    st.session_state.setdefault(CHARTS, []).append(alt.name(fig))
-
-
-def downloads_panel(slot) -> None:
-    """In ``slot`` (the sidebar's Figure downloads panel), after the page ran: any chart of the page,
-    downloaded by keyboard as its camera button would (the mode bars are out of the Tab order)."""
-    names = list(dict.fromkeys(st.session_state.pop(CHARTS, [])))
+def downloads_panel(slot, names: list[str]) -> None:
+    """In ``slot`` (the sidebar's Figure downloads panel), after the page ran: any of the page's
+    charts ``names``, downloaded by keyboard as its camera button would (the mode bars are out of
+    the Tab order)."""
     if not names:
         return
     with slot:

@@ -8,12 +8,13 @@ import functools
 import streamlit as st
 
 from ui import state
-from ui.a11y import shown, text_alternative
+from ui.a11y import text_alternative
 from ui.resources import figure_cache
 from ui.runs import trace_key
+from viz import alt
 from viz.plain import PLAIN, kind
 
-PLAIN_SHOWN = "_plain_shown"  # the kinds of chart this run has explained in plain words
+DRAWN = "_charts_drawn"  # this run's charts, (name, kind); app.py empties it at the top of a run
 
 
 def figure(build, trace, *args, **kwargs):
@@ -106,9 +107,13 @@ def plot(fig, key: str | None = None):
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
             st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
     text_alternative(fig)
-    shown(fig)
-    what = kind(key)
-    if what and what not in st.session_state.setdefault(PLAIN_SHOWN, set()):  # once per kind and page
-        st.session_state[PLAIN_SHOWN].add(what)
+    drawn, what = st.session_state.setdefault(DRAWN, []), kind(key)
+    if what and all(k != what for _, k in drawn):  # once per kind and page
         with st.expander("What am I looking at?", icon=":material/help:"):
             st.markdown(PLAIN[what])
+    drawn.append((alt.name(fig), what))
+
+
+def drawn_names() -> list[str]:
+    """The names of the charts this run has drawn, once each (the Figure downloads panel lists them)."""
+    return list(dict.fromkeys(name for name, _ in st.session_state.get(DRAWN, [])))

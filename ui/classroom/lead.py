@@ -12,7 +12,8 @@ import streamlit as st
 
 from ui import state
 from ui.classroom import session as S
-from ui.classroom.session import ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere
+from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
+                                  stop_leading)
 from ui.classroom.store import (FOLLOWED, SEEN_S, TEACHER_SEAT, Throttle, attendance, end, leads, new_resume_key,
                                 may_lead, publish, seen, start, take_lead, valid_code, version)
 from ui.errors import shared
@@ -157,8 +158,7 @@ def end_mine(store, code: str) -> None:
     if not end(store, code, st.session_state.get(LEADER, "")):
         led_elsewhere(code)
         return
-    for k in (TEACHING, RESUME, LEADER):
-        st.session_state.pop(k, None)
+    stop_leading()
 
 
 @st.fragment(run_every=SEEN_S)

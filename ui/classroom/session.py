@@ -31,9 +31,14 @@ def client() -> str:
     return (forwarded or str(getattr(st.context, "ip_address", None) or "unknown"))[:64]
 
 
+def stop_leading() -> None:
+    """This session leads no class any more (it ended it, or the lead moved elsewhere)."""
+    for k in (TEACHING, RESUME, LEADER):
+        st.session_state.pop(k, None)
+
+
 def led_elsewhere(code: str) -> None:
     """This session no longer leads ``code`` (its resume key was used elsewhere): it stops leading
     and its panel says so once."""
-    for k in (TEACHING, RESUME, LEADER):
-        st.session_state.pop(k, None)
+    stop_leading()
     st.session_state[ELSEWHERE] = code

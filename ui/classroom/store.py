@@ -23,40 +23,18 @@ __all__ = ["POLL_S", "POLL_PROXIED_S", "SEEN_S", "STATIC", "FOLLOWED", "CODE_LET
 
 ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 1.0  # a student's browser's check of the class version (a static file from Streamlit)
-
-
 POLL_PROXIED_S = 0.5  # the same behind scripts/serve.py, where nginx serves it (~30 µs of CPU a read)
-
-
 SEEN_S = 20.0  # a student's "still here"; connected = seen in the last 3 × SEEN_S
-
-
 STATIC = ROOT / "static" / "classes"  # served at app/static/classes/ (server.enableStaticServing)
-
-
 FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
             "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
             "whatif_edits")
-
-
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
-
-
 TEACHER_SEAT = ""  # the teacher's row in attendance (students' sessions are uuid hex): when last seen
-
-
 AWAY_S = 120.0  # a teacher unseen this long is "away" (tab closed, laptop asleep): students are told
-
-
 FREE_TRIES = 5  # wrong passwords or resume keys a client may make before it has to wait
-
-
 MAX_WAIT_S = 300.0  # the longest wait a run of wrong passwords or resume keys earns
-
-
 FORGET_S = 3600.0  # a client's wrong tries are forgotten this long after its last one
-
-
 KEEP_ENDED_S = 7 * 24 * 3600  # an ended or expired class is kept (its view emptied) this long: its link says "has ended"
 
 
