@@ -167,6 +167,10 @@ unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 classroom.step_text()
+try:  # its question, when it takes answers
+    shared(classroom.question_panel, document_store())
+except Exception as e:  # noqa: BLE001  never a traceback in the browser; the page still draws
+    unexpected(e)
 shared(classroom.publish_mine, document_store(), pg.url_path)  # before the page: students start on the new view
 try:  # while the teacher's page is still drawing
     pg.run()

@@ -8,6 +8,7 @@ import streamlit as st
 
 from analysis.explain import selection
 from ui import state
+from ui.classroom import choice_hidden
 from ui.figures import plot, shared_figure
 from ui.resources import get_model
 from ui.runs import side_by_side
@@ -23,6 +24,12 @@ params = state.params()
 statuses = selection(s, params["k"], params["block_trigram"])
 
 st.title("Summary")
+if choice_hidden():  # a lesson asks which sentences the model will pick: its choice waits for the reveal
+    st.caption("The model's choice (its summary, stars and scores) is hidden until the answer is revealed: "
+               "predict it above.")
+    st.header("Document")
+    st.html("".join(f"<p><b>{i + 1}.</b> {html.escape(t)}</p>" for i, t in enumerate(s.sentences)))
+    st.stop()
 if s.reading is not None and s.reading.note:  # a language the model cannot read: said, nothing refused
     st.warning(s.reading.note, icon=":material/translate:")
 pair = side_by_side("summary_other")

@@ -16,10 +16,12 @@ divided by the students) and the app processes' peak memory (VmHWM). ``--throttl
 ``--follow``: a class instead (ui/classroom). A scripted teacher picks the shipped lesson, starts
 a class and walks every step with Next; the students joined by the class link. Per step: the time
 from the teacher's click to each student showing the step (its text), p50/p95, failures (a student
-not there within ``--timeout``), the app processes' CPU seconds per student per step; then
-``--idle`` seconds with nothing changing, once before the students join and once with them: CPU
-seconds per student per idle minute (the difference, per student: what following costs); peak
-memory per process.
+not there within ``--timeout``), the app processes' CPU seconds per student per step; every
+browser student answers step 2's question (a choice, by keyboard), and the run says how many
+answers the store holds and how soon the teacher's count showed them all; then ``--idle``
+seconds with nothing changing, once before the students join and once with them: CPU seconds per
+student per idle minute (the difference, per student: what following costs); peak memory per
+process.
 
 All students share one Chromium on this machine, so on a small machine the browsers compete
 with the server for the CPU (the run prints both): the step times are on the safe side of what
@@ -291,7 +293,10 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             saw = min((s for v, s in student.seen.items() if v is not None and v > v0), default=None)
             return t - t0, None if saw is None else saw - t0
 
+        answering = {}
         for n in range(2, steps + 1):
+            if n - 1 == ASKED + 1 and not answering:  # the step after the question: the class answered it
+                answering = await answer_all(teacher, kinds["browser"], store, code, timeout_s)
             await idle(teacher, timeout_s)
             cpu0 = cpu(pids)
             other0 = machine_cpu_seconds() - cpu0 - cpu(proxy_pids)
@@ -330,7 +335,46 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             "idle_cpu_s_per_student_per_minute": round((idle_cpu - base) / max(len(joined), 1) * 60 / idle_s, 4)
             if pids else None,
             "idle_nginx_cpu_s_per_student_per_minute": round(idle_nginx / max(len(joined), 1) * 60 / idle_s, 4),
-            "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
+            "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids], **answering}
+
+
+ASKED = 1  # the lesson's step (from 0) whose question every browser student answers: a choice
+
+
+async def answer_all(teacher, students: list, store: str, code: str, timeout_s: float) -> dict:
+    """Every browser student answers the question of step ASKED at once (by keyboard: the option
+    focused, then Space); → how many the store holds, and seconds from the last "Answered." on a
+    student's page to the teacher's page counting them all."""
+    import re
+
+    from ui.classroom.answers import count, step_id
+    from ui.classroom import lessons
+    from ui.store import Store
+
+    assert lessons()[LESSON].steps[ASKED].ask.kind == "choice"
+    ms = timeout_s * 1000
+
+    async def answer(s):
+        try:
+            option = s.page.get_by_test_id("stRadio").get_by_role("radio").nth(1)
+            await option.focus()
+            await s.page.keyboard.press("Space")
+            await s.page.get_by_text("Answered.", exact=False).first.wait_for(timeout=ms)
+            return time.perf_counter()
+        except Exception:  # noqa: BLE001  counted
+            return None
+
+    done = await asyncio.gather(*(answer(s) for s in students))
+    answered = [t for t in done if t is not None]
+    try:
+        await teacher.get_by_test_id("stMain").get_by_text(
+            re.compile(rf"^{len(answered)} of \d+ students? answered")).first.wait_for(timeout=ms)
+        counted = round(time.perf_counter() - max(answered, default=time.perf_counter()), 2)
+    except Exception:  # noqa: BLE001  reported as None
+        counted = None
+    stored = count(Store(store), code, step_id({"lesson": LESSON, "step": ASKED}))
+    return {"answers_given": len(answered), "answers_stored": stored, "answer_failures": len(students) - len(answered),
+            "teacher_counted_all_s": counted}
 
 
 def report_follow(r: dict) -> None:
@@ -344,6 +388,10 @@ def report_follow(r: dict) -> None:
     s = r["published"]
     print(f"{'(server)':9} {s['n']:>4} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}"
           f"   the class's version file changed (it moved {r['versions_per_step']} times a step)")
+    if "answers_given" in r:
+        print(f"answers to step {ASKED + 1}'s question: {r['answers_given']} given, {r['answers_stored']} stored, "
+              f"{r['answer_failures']} failed; the teacher's count showed them all "
+              f"{r['teacher_counted_all_s']} s after the last one")
     if r["browsers_nice"]:
         print(f"(the browsers ran at nice {r['browsers_nice']}: the servers first)")
     print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s (the rest of the machine, "

@@ -158,3 +158,36 @@ def shots(tmp_path_factory) -> Path:
         docs.mkdir(parents=True, exist_ok=True)
         for png in d.glob("*.png"):
             shutil.copy(png, docs / png.name)
+
+
+# ---------------------------------------------------------------- the shared store, on both back ends
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A real PostgreSQL server (Debian's ``postgresql`` package, scripts/hosts.py) in a temporary
+    folder; skipped where there is none."""
+    import socket
+
+    from scripts.hosts import Postgres, pg_bin
+
+    if pg_bin() is None:
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with Postgres(port=port) as db:
+        yield db  # .url; .stop() and .start() for faults
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """The shared store on SQLite, then on PostgreSQL (emptied)."""
+    from ui.store import Store
+
+    if request.param == "sqlite":
+        return Store(tmp_path / "store.sqlite3", max_documents=3)
+    url = request.getfixturevalue("postgres").url
+    s = Store(url, max_documents=3)
+    s.run("DELETE FROM documents", (), False, *((f"DELETE FROM {t}", ()) for t in (
+        "classes", "attendance", "leads", "leaders", "throttle", "seats", "answers", "revealed")))
+    return s

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -15,31 +14,6 @@ from ui.classroom import session as S
 from ui.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    """A real PostgreSQL server (Debian's ``postgresql`` package, scripts/hosts.py) in a temporary
-    folder; skipped where there is none."""
-    from scripts.hosts import Postgres, pg_bin
-
-    if pg_bin() is None:
-        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with Postgres(port=port) as db:
-        yield db  # .url; .stop() and .start() for faults
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request, tmp_path):
-    if request.param == "sqlite":
-        return Store(tmp_path / "store.sqlite3", max_documents=3)
-    url = request.getfixturevalue("postgres").url
-    s = Store(url, max_documents=3)
-    s.run("DELETE FROM documents", (), False, ("DELETE FROM classes", ()), ("DELETE FROM attendance", ()))
-    return s
 
 
 def test_documents_are_kept_most_recent_first_on_both_back_ends(store):

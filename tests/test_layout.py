@@ -101,10 +101,12 @@ def test_the_app_shell_has_no_import_circle_and_its_files_stay_small():
 
 
 def test_the_class_store_and_lessons_need_no_streamlit():
-    """ui/classroom's store part (the class in the store, the throttle, the version files) and its
-    lessons import no Streamlit, directly or through the ui modules they import."""
+    """ui/classroom's store part (the class in the store, the throttle, the version files, the
+    answers), its lessons, questions and lesson checker import no Streamlit, directly or through the
+    ui modules they import."""
     graph = ui_graph()
-    todo, reached = ["ui.classroom.store", "ui.classroom.lessons"], set()
+    todo, reached = ["ui.classroom.store", "ui.classroom.lessons", "ui.classroom.questions", "ui.classroom.answers",
+                     "ui.classroom.check"], set()
     while todo:
         m = todo.pop()
         if m not in reached:

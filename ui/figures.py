@@ -114,6 +114,11 @@ def plot(fig, key: str | None = None):
     drawn.append((alt.name(fig), what))
 
 
+def forget_kind(what: str) -> None:
+    """A fragment's rerun draws its charts of kind ``what`` again: they are not drawn yet."""
+    st.session_state[DRAWN] = [d for d in st.session_state.get(DRAWN, []) if d[1] != what]
+
+
 def drawn_names() -> list[str]:
     """The names of the charts this run has drawn, once each (the Figure downloads panel lists them)."""
     return list(dict.fromkeys(name for name, _ in st.session_state.get(DRAWN, [])))

@@ -42,6 +42,13 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     # wrong passwords and resume keys per client (ui.classroom: Throttle), shared by every process
     "CREATE TABLE IF NOT EXISTS throttle (who TEXT PRIMARY KEY, failures INTEGER NOT NULL, "
     "last DOUBLE PRECISION NOT NULL)",
+    # a class's answers (ui/classroom/answers.py): a seat is a student's browser (a random token, never a
+    # name; numbered by when it first sat), one answer per seat and step until the step is revealed
+    "CREATE TABLE IF NOT EXISTS seats (code TEXT NOT NULL, token TEXT NOT NULL, joined DOUBLE PRECISION NOT NULL, "
+    "PRIMARY KEY (code, token))",
+    "CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
+    "answer TEXT NOT NULL, correct INTEGER, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, step, seat))",
+    "CREATE TABLE IF NOT EXISTS revealed (code TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (code, step))",
     # the server's own secrets (the key of document ids: ui.link.doc_id), made once, kept across restarts
     "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
 

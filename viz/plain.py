@@ -75,6 +75,12 @@ PLAIN = {
         "One attention head's arithmetic, step by step, for one word of this document: its query against every "
         "key, scaled, masked, turned into weights that add up to 1 (softmax), and the weighted mix of values that "
         "comes out. The last step is what the attention maps show for that word."),
+    "answers": (
+        "A class's answers to the lesson's question: how many students gave each answer (bars), which heads they "
+        "named (a layer × head map, the count in each cell) or how their numbers spread. After the teacher reveals "
+        "it, the model's answer is marked (✓ or ★, and hatched). Caveat: the class's favourite answer is what the "
+        "class expected, not what is right; and what the model picked is not proof of why (**Why this summary** "
+        "shows that)."),
 }
 
 # a chart's key in the app (its first part) → its kind
@@ -85,7 +91,8 @@ KINDS = {"bert_token": "attention", "bert_norm": "contribution", "bert_alti": "c
          "batch": "masks", "mask_matrix": "masks", "token_mask": "masks", "extended_mask": "masks", "cls_mask": "masks",
          "inter_mask": "masks", "pe_table": "positions", "position_embeddings": "positions", "sentence_pe": "positions",
          "segments": "positions", "heads": "head_stats", "heads_token": "attention", "whatif": "what_if",
-         "whatif_map": "attention", "corpus": "corpus", "learn": "learn"}
+         "whatif_map": "attention", "corpus": "corpus", "learn": "learn",
+         "answers": "answers"}
 
 
 def kind(key: str | None) -> str | None:

@@ -23,15 +23,19 @@ scripts/serve.py: only a request carrying it may name its client's address).
 The package: ``store`` (the class in the shared store: versions, attendance, who leads, the
 throttle, the version files; no Streamlit), ``lessons`` (lesson files; no Streamlit), ``session``
 (this browser session: its keys, who is asking), ``lead`` (the teacher's panel), ``follow`` (a
-student's), ``steps`` (a lesson's Back/Next and its text above the page). The names app.py and the
+student's), ``steps`` (a lesson's Back/Next and its text above the page), ``questions`` (what a
+question takes, checked; no Streamlit), ``answers`` (seats, answers and reveals in the store; no
+Streamlit), ``asking`` (the question under the step: a student's answer, the teacher's live chart,
+Reveal, CSV), ``check`` (the lesson checker's command line). The names app.py and the
 tests use are here.
 """
 from __future__ import annotations
 
+from ui.classroom.asking import question_panel  # noqa: F401
 from ui.classroom.follow import catch_up, follow, join_from_url  # noqa: F401
 from ui.classroom.lead import publish_mine, teacher_panel  # noqa: F401
 from ui.classroom.lessons import Lesson, Step, lessons, load_lesson, script_of  # noqa: F401
 from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE, PENDING,  # noqa: F401
                                   RESUME, SESSION, STEP, TEACHING)
-from ui.classroom.steps import lesson_panel, step_text  # noqa: F401
+from ui.classroom.steps import choice_hidden, lesson_panel, step_text  # noqa: F401
 from ui.classroom.store import *  # noqa: F401,F403

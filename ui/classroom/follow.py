@@ -8,6 +8,7 @@ import uuid
 import streamlit as st
 
 from ui import state
+from ui.classroom.answers import TOKEN, sit
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
 from ui.classroom.lessons import script_of
@@ -32,7 +33,10 @@ def join_from_url(store) -> None:
                                                            else "does not exist on this server.")
                    + " You can explore on your own.", icon=":material/school:")
         return
-    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None, SESSION: uuid.uuid4().hex})
+    seat = st.query_params.get("seat") or ""  # a reload: the same seat (its answers, its place in the count)
+    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None,
+                             SESSION: seat if TOKEN.fullmatch(seat) else uuid.uuid4().hex})
+    sit(store, code, st.session_state[SESSION])
 
 
 def apply_pending(page) -> None:
@@ -139,6 +143,8 @@ def follow(store) -> None:
     heartbeat(store, code)
     if st.query_params.get("class") != code:  # a reload (F5) or a restart keeps the student in the class
         st.query_params["class"] = code
+    if st.query_params.get("seat") != st.session_state[SESSION]:  # and in the same seat
+        st.query_params["seat"] = st.session_state[SESSION]
     if version(store, code) is None:
         st.warning(f"Class {code} has ended.")
         return

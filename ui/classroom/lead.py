@@ -85,6 +85,7 @@ def teacher_panel(store, url: str) -> None:
                 code = st.session_state[TEACHING] = start(store, {}, leader=leader)  # the view: at the end of this run
                 st.session_state[RESUME] = new_resume_key(store, code)
                 st.session_state.pop(ELSEWHERE, None)
+                st.rerun()  # the panel of a class: no Start or Lead again left on screen until the next run
         resume_form(store, secret)
         if TEACHING not in st.session_state:
             return
@@ -96,8 +97,8 @@ def teacher_panel(store, url: str) -> None:
     link = f"{url.split('?')[0].rstrip('/')}/?class={code}"
     lead_heartbeat(store, code)
     who_is_here(store, code)
-    st.code(link, language=None)
-    st.image(qr_png(link), width=160)
+    st.code(link, language=None, wrap_lines=True)  # wrapped: no box to scroll (one the keyboard cannot reach)
+    st.image(qr_png(link), width=160, alt=f"QR code of the class's join link, {link}")
     resume_key_panel()
     st.button("End the class", key="class_end", on_click=end_mine, args=(store, code),
               help="Ends it for every student too; its link then says it has ended.")
@@ -113,7 +114,7 @@ def resume_key_panel() -> None:
                            "a reload, a closed tab or a restart). Anyone with both can: keep it off the projector.")
     if shown:
         st.caption("Resume key (a new one is made each time the class is resumed):")
-        st.code(st.session_state[RESUME], language=None)
+        st.code(st.session_state[RESUME], language=None, wrap_lines=True)
 
 
 def password_ok(secret: str | None, given: str | None) -> bool:

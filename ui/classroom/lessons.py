@@ -1,12 +1,20 @@
-"""Lessons: TOML files in lessons/ (title, document, k, [[steps]] with a page, a view, a text and
-a question), stepped alone or for a class (ui.classroom.steps). No Streamlit."""
+"""Lessons: TOML files in lessons/ (title, document, k, [[steps]] with a page, a view, a text, a
+question and, for a question that takes answers, [steps.answer]), stepped alone or for a class
+(ui.classroom.steps). No Streamlit. docs/classes.md describes the format; ``problems`` says what
+is wrong with a file (also from the command line: ui/classroom/check.py)."""
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+from ui.classroom.questions import Ask, from_toml, table_problems
+from ui.classroom.store import FOLLOWED
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = ROOT / "lessons"
+MAX_LESSON_BYTES = 200_000
 
 
 @dataclass(frozen=True)
@@ -15,6 +23,7 @@ class Step:
     view: dict         # session keys → values (layers and heads 0-based here, 1-based in the file)
     text: str          # what to look at
     question: str
+    ask: Ask | None = None  # what answer the question takes (None: a question to think or talk about)
 
 
 @dataclass(frozen=True)
@@ -29,13 +38,18 @@ class Lesson:
 ONE_BASED = {"bert_layer", "bert_head", "inter_layer", "inter_head", "learn_layer", "learn_head"}
 
 
-def load_lesson(path: Path) -> Lesson:
-    """A lesson file (TOML: title, document, k, [[steps]] with page, text, question and [steps.view])."""
-    d = tomllib.loads(path.read_text(encoding="utf-8"))
+def parse(text: str, name: str) -> Lesson:
+    """A lesson from its TOML text (checked first: ``problems``)."""
+    d = tomllib.loads(text)
     steps = tuple(Step(s.get("page", ""), {k: (v - 1 if k in ONE_BASED and isinstance(v, int) else v)
-                                           for k, v in s.get("view", {}).items()}, s["text"], s.get("question", ""))
+                                           for k, v in s.get("view", {}).items()}, s["text"], s.get("question", ""),
+                       from_toml(s["answer"]) if "answer" in s else None)
                   for s in d["steps"])
-    return Lesson(path.stem, d["title"], d["document"], int(d.get("k", 3)), steps)
+    return Lesson(name, d["title"], d["document"], int(d.get("k", 3)), steps)
+
+
+def load_lesson(path: Path) -> Lesson:
+    return parse(path.read_text(encoding="utf-8"), path.stem)
 
 
 def lessons() -> dict[str, Lesson]:
@@ -44,3 +58,71 @@ def lessons() -> dict[str, Lesson]:
 
 def script_of(page: str) -> str:
     return f"pages/{page or 'summary'}.py"
+
+
+def documents() -> set[str]:
+    return {p.stem for p in (ROOT / "examples").iterdir() if p.suffix in (".txt", ".md")}
+
+
+def problems(text: str) -> list[tuple[int, str]]:
+    """What is wrong with a lesson file, as (line, problem), line from 1 (0: the file as a whole).
+    Empty: it loads and every step opens."""
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        line = int(m.group(1)) if m else len(text.splitlines()) if "end of document" in str(e) else 0
+        return [(line, f"not valid TOML: {e}")]
+    lines = text.splitlines()
+    heads = [i + 1 for i, line in enumerate(lines) if re.match(r"\s*\[\[\s*steps\s*\]\]", line)]
+
+    def line_of(key: str, n: int | None = None, table: str | None = None) -> int:
+        """The line of ``key`` (in step n, in its [steps.TABLE] if given), else of its step, else 0."""
+        start = heads[n] if n is not None and n < len(heads) else 1
+        end = heads[n + 1] if n is not None and n + 1 < len(heads) else len(lines) + 1
+        inside = table is None
+        for i in range(start, end):
+            if table is not None and re.match(rf"\s*\[\s*steps\.{table}\s*\]", lines[i - 1]):
+                inside = True
+            if inside and re.match(rf"\s*{re.escape(key)}\s*=", lines[i - 1]):
+                return i
+        return start if n is not None else 0
+
+    out = []
+    for key in ("title", "document"):
+        if not isinstance(d.get(key), str) or not d[key].strip():
+            out.append((line_of(key), f"the lesson needs a {key} (a text)"))
+    if isinstance(d.get("document"), str) and d["document"] not in documents():
+        out.append((line_of("document"), f"document {d['document']!r} is not one of the examples "
+                                         f"({', '.join(sorted(documents()))})"))
+    if not isinstance(d.get("k", 3), int) or not 1 <= d.get("k", 3) <= 10:
+        out.append((line_of("k"), "k must be a whole number from 1 to 10"))
+    steps = d.get("steps")
+    if not isinstance(steps, list) or not steps:
+        return out + [(0, "the lesson needs at least one [[steps]]")]
+    pages = {p.stem for p in (ROOT / "pages").glob("*.py")}
+    for n, s in enumerate(steps):
+        where = f"step {n + 1}: "
+        if not isinstance(s.get("text"), str) or not s["text"].strip():
+            out.append((line_of("text", n), where + "it needs a text (what to look at)"))
+        if not isinstance(s.get("page", ""), str) or (s.get("page") or "summary") not in pages:
+            out.append((line_of("page", n), where + f"page {s.get('page')!r} is not a page of the app "
+                                                    f"(\"\" for Summary, or one of {', '.join(sorted(pages - {'summary'}))})"))
+        for key in s.get("view", {}) if isinstance(s.get("view"), dict) else ():
+            if key not in FOLLOWED:
+                out.append((line_of(key, n, "view"), where + f"view key {key!r} is not a picker a lesson sets"))
+        unknown = set(s) - {"page", "text", "question", "view", "answer"}
+        out += [(line_of(k, n), where + f"unknown key {k!r}") for k in sorted(unknown)]
+        if "answer" not in s:
+            continue
+        if not isinstance(s["answer"], dict):
+            out.append((line_of("answer", n), where + "answer must be a table: [steps.answer]"))
+            continue
+        if not isinstance(s.get("question"), str) or not s["question"].strip():
+            out.append((line_of("answer", n, "answer"), where + "a step that takes answers needs a question"))
+        out += [(line_of(key, n, "answer") if key else line_of("kind", n, "answer"), where + problem)
+                for key, problem in table_problems(s["answer"])]
+        if s["answer"].get("kind") == "sentences" and s.get("page", "") != "":
+            out.append((line_of("page", n), where + "a sentences question belongs on the Summary page (page = \"\"), "
+                                                    "where the model's choice is hidden until the reveal"))
+    return sorted(out)

@@ -12,6 +12,8 @@ from ui import state
 PROXIED = "X-Microscope-Proxy"  # the header scripts/serve.py's nginx adds: this run's secret
 PROXY_SECRET = "MICROSCOPE_PROXY_SECRET"  # the environment variable that holds it
 
+# SESSION: a student's seat, a random token kept in the address (?seat=): a reload or a reconnect to
+# another process is the same student (its answers, its row in the attendance)
 TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE, LEADER, ELSEWHERE = (
     state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
     "class_step", "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")

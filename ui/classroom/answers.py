@@ -1,0 +1,97 @@
+"""A class's answers in the shared store (issue 49), with no Streamlit: seats, one answer per seat
+and step (changeable until the teacher reveals the step, refused after it in the write itself),
+the reveal, and the class's answers for the teacher's chart and CSV.
+
+A seat is one student's browser: a random token kept in its address (a reload or a reconnect
+keeps it), numbered 1, 2, 3 … by when it first sat; never a name. A step is named
+``LESSON#N`` (N from 0), so answers of two lessons in one class do not mix."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+
+from ui.classroom.questions import Ask, described
+from ui.classroom.store import LEADS
+
+TOKEN = re.compile(r"[0-9a-f]{32}")  # a seat token as join_from_url makes them (uuid4().hex)
+
+
+def step_id(step: dict) -> str:
+    """The name under which a lesson step's answers are kept (its lesson and number)."""
+    return f"{step['lesson']}#{step['step']}"
+
+
+def sit(store, code: str, token: str) -> None:
+    """A student's browser takes its seat in ``code`` (again after a reload: the same seat)."""
+    store.run("INSERT INTO seats VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING", (code, token, time.time()))
+
+
+def give(store, code: str, step: str, token: str, value, correct: bool | None) -> bool:
+    """A seat's answer (already checked: questions.valid), replacing its earlier one; → False when
+    refused: the step was revealed or the class has ended (checked in the write)."""
+    now = time.time()
+    return bool(store.run(
+        "INSERT INTO answers (code, step, seat, answer, correct, at) SELECT CAST(? AS TEXT), CAST(? AS TEXT), "
+        "CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS DOUBLE PRECISION) "
+        "WHERE NOT EXISTS (SELECT 1 FROM revealed WHERE code = ? AND step = ?) "
+        "AND EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires >= ?) "
+        "ON CONFLICT (code, step, seat) DO UPDATE SET answer = excluded.answer, correct = excluded.correct, "
+        "at = excluded.at RETURNING seat",
+        (code, step, token, json.dumps(value), None if correct is None else int(correct), now,
+         code, step, code, now), True))
+
+
+def mine(store, code: str, step: str, token: str):
+    """This seat's answer to ``step`` (None: none yet)."""
+    rows = store.run("SELECT answer FROM answers WHERE code = ? AND step = ? AND seat = ?", (code, step, token), True)
+    return json.loads(rows[0][0]) if rows else None
+
+
+def count(store, code: str, step: str) -> int:
+    """How many seats answered ``step`` (one cheap read: the teacher's live count)."""
+    return int(store.run("SELECT COUNT(*) FROM answers WHERE code = ? AND step = ?", (code, step), True)[0][0])
+
+
+def seat_numbers(store, code: str) -> dict[str, int]:
+    rows = store.run("SELECT token FROM seats WHERE code = ? ORDER BY joined, token", (code,), True)
+    return {token: n for n, (token,) in enumerate(rows, 1)}
+
+
+def of_step(store, code: str, step: str) -> list[tuple[int, object, bool | None]]:
+    """The class's answers to ``step``: (seat number, answer, right or None), by seat."""
+    seats = seat_numbers(store, code)
+    rows = store.run("SELECT seat, answer, correct FROM answers WHERE code = ? AND step = ?", (code, step), True)
+    return sorted((seats.get(s, 0), json.loads(a), None if c is None else bool(c)) for s, a, c in rows)
+
+
+def reveal(store, code: str, step: str, leader: str) -> bool:
+    """The teacher shows the model's answer to ``step``: answers to it are closed from now on. Only
+    the session that leads the class may (→ whether it does)."""
+    store.run(f"INSERT INTO revealed (code, step) SELECT CAST(? AS TEXT), CAST(? AS TEXT) WHERE EXISTS "
+              f"(SELECT 1 FROM classes WHERE {LEADS}) ON CONFLICT (code, step) DO NOTHING",
+              (code, step, code, leader))
+    return revealed(store, code, step)
+
+
+def revealed(store, code: str, step: str) -> bool:
+    return bool(store.run("SELECT 1 FROM revealed WHERE code = ? AND step = ?", (code, step), True))
+
+
+def as_csv(store, code: str, asks: dict[str, Ask]) -> str:
+    """Every answer of the class: seat, step (lesson and number from 1), answer (in words when the
+    step's question is known here), right (yes, no, or empty for an opinion)."""
+    seats = seat_numbers(store, code)
+    rows = store.run("SELECT seat, step, answer, correct FROM answers WHERE code = ?", (code,), True)
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["seat", "step", "answer", "right"])
+    for seat, step, answer, correct in sorted(rows, key=lambda r: (r[1], seats.get(r[0], 0))):
+        lesson, n = step.rsplit("#", 1)
+        value = json.loads(answer)
+        w.writerow([seats.get(seat, 0), f"{lesson} {int(n) + 1}",
+                    described(asks[step], value) if step in asks else answer,
+                    "" if correct is None else ("yes" if correct else "no")])
+    return out.getvalue()

@@ -1,0 +1,230 @@
+"""A lesson step's question that takes answers (issue 49), under the step's text: a student's
+control (saved to the class at once, changeable until the reveal, kept over a reload), the
+teacher's live count and chart of the class's answers with Reveal and a CSV of every answer, and
+for someone stepping alone their own Reveal. After the reveal: the model's answer beside the
+class's, and how many got it."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui.classroom.answers import as_csv, give, mine, of_step, reveal, revealed, sit, step_id
+from ui.classroom.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
+from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING
+from ui.classroom.store import attendance
+from ui.errors import shared
+from viz.common import markdown_text, plural, preview
+
+TALLY_S = 2.0  # the teacher's count and chart are read again this often (one COUNT and one small read)
+
+
+def question_panel(store) -> None:
+    """Under the step's text: what this session does with the step's question, by role."""
+    s = st.session_state.get(STEP)
+    if not s or not s.get("ask"):
+        return
+    from ui.runs import current_trace
+
+    ask, trace = Ask.from_dict(s["ask"]), current_trace()
+    if trace is None:
+        st.caption("Summarize the lesson's document to answer (the question needs its sentences and heads).")
+        return
+    if st.session_state.get(TEACHING):
+        teacher_side(store, st.session_state[TEACHING], s, ask, trace)
+    elif st.session_state.get(JOINED):
+        student_side(store, st.session_state[JOINED], s, ask, trace)
+    else:
+        alone_side(s, ask, trace)
+
+
+def model_pick(trace) -> list[int]:
+    return sorted(trace.summary.selected)
+
+
+def shape(ask: Ask, trace) -> tuple[int, int]:
+    a = trace.bert_attention if ask.model == "bert" else trace.inter_attention
+    return int(a.shape[0]), int(a.shape[1])
+
+
+def checked(ask: Ask, value, trace) -> tuple[object, bool | None]:
+    """(the answer as stored, whether it is right) or Refused."""
+    value = valid(ask, value, len(trace.summary.sentences), st.session_state.get("k", 3), shape(ask, trace))
+    return value, is_right(ask, value, model_pick(trace))
+
+
+def control(ask: Ask, s: dict, trace, stored, locked: bool):
+    """The answer control (keyboard first); → the answer it now holds, in stored form, or None."""
+    key = f"answer_{step_id(s)}"
+    if ask.kind == "choice":
+        if key not in st.session_state and stored is not None:
+            st.session_state[key] = stored
+        return st.radio("Your answer", range(len(ask.options)), key=key, disabled=locked,
+                        format_func=lambda i: f"{chr(65 + i)}. {markdown_text(ask.options[i])}",
+                        **({} if key in st.session_state else {"index": None}))
+    if ask.kind == "sentences":
+        n, want = len(trace.summary.sentences), ask.pick_of(st.session_state.get("k", 3))
+        if key not in st.session_state and stored is not None:
+            st.session_state[key] = list(stored)
+        picked = st.multiselect(f"Your answer: the {want} sentences the model will pick", range(n), key=key,
+                                max_selections=want, disabled=locked, placeholder="Pick sentences by number…",
+                                format_func=lambda i: f"{i + 1}. {preview(trace.summary.sentences[i], 70)}")
+        if len(picked) != want and not locked:
+            st.caption(f"Pick {want}: {len(picked)} so far.")
+        return sorted(picked) if len(picked) == want else None
+    if ask.kind == "head":
+        L, H = shape(ask, trace)
+        keys = (f"{key}_layer", f"{key}_head")
+        if keys[0] not in st.session_state and stored is not None:
+            st.session_state[keys[0]], st.session_state[keys[1]] = stored
+        c = st.columns(2)
+        layer = c[0].selectbox("Layer", range(L), key=keys[0], format_func=lambda i: f"{i + 1}", disabled=locked,
+                               placeholder="Layer…", **({} if keys[0] in st.session_state else {"index": None}))
+        head = c[1].selectbox("Head", range(H), key=keys[1], format_func=lambda i: f"{i + 1}", disabled=locked,
+                              placeholder="Head…", **({} if keys[1] in st.session_state else {"index": None}))
+        if not locked:
+            from viz.answers import head_grid
+
+            st.plotly_chart(head_grid(L, H, (layer, head), MODELS[ask.model]), key=f"answers_pick_{step_id(s)}",
+                            on_select=lambda: clicked_head(f"answers_pick_{step_id(s)}", keys), selection_mode="points",
+                            config={"displayModeBar": False})
+        return [layer, head] if layer is not None and head is not None else None
+    if key not in st.session_state and stored is not None:
+        st.session_state[key] = float(stored)
+    return st.number_input(f"Your answer{f' (in {ask.unit})' if ask.unit else ''}", key=key, disabled=locked,
+                           step=1.0, **({} if key in st.session_state else {"value": None}))
+
+
+def clicked_head(chart_key: str, keys: tuple[str, str]) -> None:
+    """A click on the head grid: the head's layer and head go to the two pickers."""
+    points = (st.session_state.get(chart_key) or {}).get("selection", {}).get("points") or []
+    if points:
+        st.session_state[keys[0]], st.session_state[keys[1]] = int(points[0]["y"]) - 1, int(points[0]["x"]) - 1
+
+
+def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
+    sid, seat = step_id(s), st.session_state.get(SESSION)
+    if seat is None:
+        return
+    done = bool(s.get("revealed")) or shared(revealed, store, code, sid, default=False)
+    stored = shared(mine, store, code, sid, seat)
+    value = control(ask, s, trace, stored, locked=done)
+    if not done and value is not None and value != stored:
+        try:
+            value, right = checked(ask, value, trace)
+        except Refused as e:
+            st.error(str(e))
+            return
+        shared(sit, store, code, seat)
+        if shared(give, store, code, sid, seat, value, right, default=None) is False:
+            st.warning("The answers to this step are closed (the teacher revealed it).")
+            return
+        stored = value
+    if not done:
+        st.caption(":material/check_circle: **Answered.** You can change it until the teacher reveals the answer."
+                   if stored is not None else "Not answered yet: your teacher sees only how many answered, not who.")
+        return
+    yours(ask, stored, trace)
+    rows = shared(of_step, store, code, sid, default=[]) or []
+    results(ask, [r[1] for r in rows], trace, f"answers_{sid}")
+
+
+def alone_side(s: dict, ask: Ask, trace) -> None:
+    """Stepping a lesson alone: the answer stays in this session; Reveal when ready."""
+    value = control(ask, s, trace, None, locked=bool(s.get("revealed")))
+    if not s.get("revealed"):
+        if st.button("Reveal the model's answer", key=f"reveal_{step_id(s)}", icon=":material/visibility:"):
+            st.session_state[STEP] = {**s, "revealed": True}
+            st.rerun()
+        return
+    try:
+        value = checked(ask, value, trace)[0] if value is not None else None
+    except Refused:
+        value = None
+    yours(ask, value, trace)
+
+
+def yours(ask: Ask, value, trace) -> None:
+    """The model's answer and, if given, this student's, right or not (in words and a symbol)."""
+    answer = model_answer(ask, model_pick(trace))
+    st.markdown(f"**The model's answer:** {markdown_text(answer)}" if answer else
+                "**No right answer:** this question asks for an opinion.")
+    if value is None:
+        st.caption("You did not answer this one.")
+        return
+    right = is_right(ask, value, model_pick(trace))
+    verdict = "" if right is None else (" — :material/check: right" if right else " — :material/close: not this time")
+    extra = ""
+    if ask.kind == "sentences":
+        extra = f" ({len(set(value) & set(model_pick(trace)))} of {len(model_pick(trace))} are the model's)"
+    st.markdown(f"**Your answer:** {markdown_text(described(ask, value))}{verdict}{extra}")
+
+
+def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None:
+    """The class's answers as a chart (with its "As text"); ``shown``: with the model's answer
+    marked, how many got it, and for sentences the overlap and the class's favourites."""
+    from ui.figures import plot
+    from viz import answers as V
+
+    pick = model_pick(trace)
+    if ask.kind == "choice":
+        counts = np.bincount([v for v in values], minlength=len(ask.options))
+        fig = V.choice_chart(counts, ask.options, ask.right if shown else None)
+    elif ask.kind == "sentences":
+        counts = np.bincount([i for v in values for i in v], minlength=len(trace.summary.sentences))
+        fig = V.sentence_chart(counts, trace.summary.sentences, pick if shown else None)
+    elif ask.kind == "head":
+        counts = np.zeros(shape(ask, trace), dtype=np.int64)
+        for layer, head in values:
+            counts[layer, head] += 1
+        fig = V.head_chart(counts, ask.right if shown else None, MODELS[ask.model])
+    else:
+        fig = V.number_chart(values, ask.answer if shown else None, ask.tolerance, ask.unit)
+    if not values:
+        st.caption("No answers yet.")
+        return
+    plot(fig, key=key)
+    if not shown:
+        return
+    rights = [is_right(ask, v, pick) for v in values]
+    if rights and rights[0] is not None:
+        st.markdown(f"**{sum(rights)} of {plural(len(values), 'answer')} right.**")
+    if ask.kind == "sentences":
+        overlap = np.mean([len(set(v) & set(pick)) for v in values])
+        favourite = sorted(np.argsort(-counts, kind="stable")[:len(pick)].tolist())
+        st.markdown(f"On average **{overlap:.1f} of {len(pick)}** sentences picked are the model's. The class's "
+                    f"favourites: {', '.join(str(i + 1) for i in favourite)}; the model's: "
+                    f"{', '.join(str(i + 1) for i in pick)}.")
+
+
+@st.fragment(run_every=TALLY_S)
+def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
+    """Live: "17 of 24 answered" and the class's answers (a chart, and its "As text"); Reveal; the
+    class's answers as CSV. Read again every TALLY_S."""
+    from ui import figures
+
+    figures.forget_kind("answers")  # a fragment's rerun draws the chart again: its plain words too
+    sid = step_id(s)
+    done = bool(s.get("revealed")) or bool(shared(revealed, store, code, sid, default=False))
+    rows = shared(of_step, store, code, sid, default=[]) or []
+    connected = (shared(attendance, store, code, default=(0, 0)) or (0, 0))[0]
+    st.markdown(f"**{len(rows)} of {plural(max(connected, len(rows)), 'student')} answered**"
+                + (" · revealed" if done else " · answers are open"))
+    results(ask, [r[1] for r in rows], trace, f"answers_{sid}", shown=done)
+    c = st.columns(2)
+    if not done and c[0].button("Reveal the model's answer", key=f"reveal_{sid}", icon=":material/visibility:",
+                                type="primary", help="Shows every student the model's answer beside the class's; "
+                                                     "answers to this step close."):
+        if shared(reveal, store, code, sid, st.session_state.get(LEADER, ""), default=False):
+            st.session_state[STEP] = {**s, "revealed": True}
+        st.rerun()
+    if done and not s.get("revealed"):  # revealed before (Back to this step): the class keeps seeing it
+        st.session_state[STEP] = {**s, "revealed": True}
+        st.rerun()
+    from ui.classroom.steps import asks_of_lessons
+
+    data = shared(as_csv, store, code, asks_of_lessons(), default=None)
+    if data is not None:
+        c[1].download_button("Answers as CSV", data, file_name=f"class_{code}_answers.csv", mime="text/csv",
+                             key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
+                             help="Every answer of this class: seat, step, answer, right.")
+

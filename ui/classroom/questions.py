@@ -1,0 +1,180 @@
+"""Questions that take answers (issue 49): a lesson step may ask for one of four kinds of answer,
+and a student predicts before the model's answer is revealed. No Streamlit.
+
+    choice     2-6 options; one or more marked right, or none (an opinion)
+    sentences  which sentences will the model pick? (its summary: hidden until the reveal)
+    head       which head does X? (a layer and a head of BERT or of the sentence encoder)
+    number     a number, right within a tolerance
+
+An answer is checked here before it is stored (``valid``): a value a widget could not have sent
+(an option that does not exist, a sentence out of range, megabytes of text) is refused with one
+sentence (``Refused``) and stored nowhere."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+
+KINDS = ("choice", "sentences", "head", "number")
+MODELS = {"bert": "BERT", "inter": "the sentence encoder"}
+MAX_ANSWER_CHARS = 400  # a stored answer's JSON: the longest a real one is (10 sentence numbers) is ~40
+MAX_NUMBER = 1e9
+
+
+class Refused(ValueError):
+    """An answer that no control of its question could have given (the message: one sentence)."""
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a step asks for. Indices are 0-based here (1-based in lesson files and on screen)."""
+    kind: str
+    options: tuple[str, ...] = ()          # choice
+    right: tuple = ()                      # choice: option indices; head: (layer, head) pairs; () = an opinion
+    pick: int = 0                          # sentences: how many (0: the lesson's k)
+    model: str = "bert"                    # head: "bert" or "inter"
+    answer: float | None = None            # number (None: an opinion)
+    tolerance: float = 0.0                 # number: right within ± this
+    unit: str = ""                         # number: shown after it ("%")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict) -> "Ask":
+        right = tuple(tuple(r) if isinstance(r, list) else r for r in d.get("right", ()))
+        return Ask(**{**d, "options": tuple(d.get("options", ())), "right": right})
+
+    @property
+    def opinion(self) -> bool:
+        return not self.right and self.answer is None
+
+    def pick_of(self, k: int) -> int:
+        return self.pick or k
+
+
+def from_toml(table: dict) -> Ask:
+    """A step's ``[steps.answer]`` table (already checked by lessons.problems) → an Ask."""
+    kind = table["kind"]
+    if kind == "choice":
+        return Ask(kind, options=tuple(table["options"]), right=tuple(r - 1 for r in table.get("right", ())))
+    if kind == "sentences":
+        return Ask(kind, pick=int(table.get("pick", 0)))
+    if kind == "head":
+        return Ask(kind, model=table.get("model", "bert"), right=tuple((l - 1, h - 1) for l, h in table.get("right", ())))
+    return Ask(kind, answer=None if "answer" not in table else float(table["answer"]),
+               tolerance=float(table.get("tolerance", 0)), unit=str(table.get("unit", "")))
+
+
+def table_problems(table: dict) -> list[tuple[str | None, str]]:
+    """What is wrong with a ``[steps.answer]`` table: (the key it is about or None, the problem)."""
+    known = {"choice": {"kind", "options", "right"}, "sentences": {"kind", "pick"},
+             "head": {"kind", "model", "right"}, "number": {"kind", "answer", "tolerance", "unit"}}
+    kind = table.get("kind")
+    if kind not in KINDS:
+        return [("kind", f"kind must be one of {', '.join(KINDS)} (it is {kind!r})")]
+    out = [(k, f"unknown key {k!r} for a {kind} question (known: {', '.join(sorted(known[kind]))})")
+           for k in table if k not in known[kind]]
+    right = table.get("right", [])
+    if kind == "choice":
+        options = table.get("options")
+        if not isinstance(options, list) or not 2 <= len(options) <= 6 or not all(
+                isinstance(o, str) and o.strip() for o in options):
+            return out + [("options", "options must be a list of 2 to 6 texts")]
+        if len(set(options)) != len(options):
+            out.append(("options", "two options are the same"))
+        if not isinstance(right, list) or not all(isinstance(r, int) and 1 <= r <= len(options) for r in right):
+            out.append(("right", f"right must list option numbers from 1 to {len(options)} (or be left out for an opinion)"))
+    elif kind == "sentences":
+        if not isinstance(table.get("pick", 1), int) or not 1 <= table.get("pick", 1) <= 10:
+            out.append(("pick", "pick must be a whole number from 1 to 10 (or left out: the lesson's k)"))
+    elif kind == "head":
+        if table.get("model", "bert") not in MODELS:
+            out.append(("model", "model must be \"bert\" or \"inter\" (the sentence encoder)"))
+        if not isinstance(right, list) or not all(
+                isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) and x >= 1 for x in r) for r in right):
+            out.append(("right", "right must list [layer, head] pairs, each from 1 (e.g. right = [[4, 5]])"))
+    else:
+        for key in ("answer", "tolerance"):
+            if key in table and (isinstance(table[key], bool) or not isinstance(table[key], (int, float))
+                                 or not math.isfinite(table[key]) or abs(table[key]) > MAX_NUMBER):
+                out.append((key, f"{key} must be a number"))
+        if isinstance(table.get("tolerance", 0), (int, float)) and table.get("tolerance", 0) < 0:
+            out.append(("tolerance", "tolerance must be 0 or more"))
+        if "tolerance" in table and "answer" not in table:
+            out.append(("tolerance", "a tolerance needs an answer"))
+        if not isinstance(table.get("unit", ""), str) or len(table.get("unit", "")) > 12:
+            out.append(("unit", "unit must be a short text (e.g. \"%\")"))
+    return out
+
+
+def valid(ask: Ask, value, n_sentences: int = 0, k: int = 3, shape: tuple[int, int] = (0, 0)):
+    """The answer as stored (JSON-able), or Refused. ``n_sentences``: the document's; ``k``: the
+    class's summary length; ``shape``: (layers, heads) of the asked model."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        raise Refused("That answer is not one this question takes.") from None
+    if len(text) > MAX_ANSWER_CHARS:
+        raise Refused("That answer is far longer than any this question takes: refused.")
+    if ask.kind == "choice":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(ask.options):
+            raise Refused(f"There is no such option: pick one of the {len(ask.options)} shown.")
+        return value
+    if ask.kind == "sentences":
+        want = ask.pick_of(k)
+        if (not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value)
+                or len(set(value)) != len(value)):
+            raise Refused("Pick sentences by their numbers, each once.")
+        if not all(0 <= i < n_sentences for i in value):
+            raise Refused(f"The document has sentences 1 to {n_sentences}: that one is not there.")
+        if len(value) != want:
+            raise Refused(f"Pick exactly {want} sentences.")
+        return sorted(value)
+    if ask.kind == "head":
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+                or not (0 <= value[0] < shape[0] and 0 <= value[1] < shape[1])):
+            raise Refused(f"{MODELS[ask.model]} has layers 1 to {shape[0]} and heads 1 to {shape[1]}: "
+                          "that head is not there.")
+        return list(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or abs(value) > MAX_NUMBER:
+        raise Refused("That is not a number this question takes.")
+    return float(value)
+
+
+def is_right(ask: Ask, value, model_pick: list[int] | None = None) -> bool | None:
+    """Whether an answer is right (None: an opinion, no right answer). ``model_pick``: the model's
+    sentences, for a sentences question (right = the same set)."""
+    if ask.kind == "choice":
+        return value in ask.right if ask.right else None
+    if ask.kind == "sentences":
+        return None if model_pick is None else sorted(value) == sorted(model_pick)
+    if ask.kind == "head":
+        return tuple(value) in ask.right if ask.right else None
+    return None if ask.answer is None else abs(value - ask.answer) <= ask.tolerance + 1e-9
+
+
+def described(ask: Ask, value) -> str:
+    """An answer in words (1-based, as on screen)."""
+    if ask.kind == "choice":
+        return ask.options[value]
+    if ask.kind == "sentences":
+        return "sentences " + ", ".join(str(i + 1) for i in sorted(value))
+    if ask.kind == "head":
+        return f"layer {value[0] + 1}, head {value[1] + 1}"
+    return f"{value:g}{ask.unit}"
+
+
+def model_answer(ask: Ask, model_pick: list[int] | None = None) -> str:
+    """The right answer in words ('' for an opinion)."""
+    if ask.kind == "choice":
+        return " or ".join(ask.options[i] for i in ask.right)
+    if ask.kind == "sentences":
+        return described(ask, model_pick) if model_pick is not None else ""
+    if ask.kind == "head":
+        return " or ".join(described(ask, list(r)) for r in ask.right)
+    if ask.answer is None:
+        return ""
+    return f"{ask.answer:g}{ask.unit}" + (f" (± {ask.tolerance:g})" if ask.tolerance else "")
