@@ -19,7 +19,7 @@ except (OSError, AttributeError):  # not glibc
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
-from ui import a11y, classroom, figures, link, state  # noqa: E402
+from ui import a11y, classroom, figures, link, present, state, story  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
 from ui.figures import preload_plotly  # noqa: E402
@@ -69,6 +69,9 @@ store_down = st.empty()  # filled at the end of the run if the shared store coul
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
+story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)
+present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
+presenting = present.active()
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
@@ -114,6 +117,8 @@ with st.sidebar:
         else:
             shared(classroom.teacher_panel, document_store(), st.context.url or "")
         classroom.lesson_panel(EXAMPLES)
+    with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
+        story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
@@ -121,7 +126,7 @@ with st.sidebar:
 
 inputs = dict(text=st.session_state.get("document") or "", k=int(k), block_trigram=bool(block),
               weights=weights, device=device)
-if state.interrupted():
+if state.interrupted() and not presenting:
     st.warning("The last Summarize did not finish (the page changed while it ran): click **Summarize** again.")
 if clicked or from_link or state.take_summarize_request():
     try:
@@ -134,9 +139,9 @@ if clicked or from_link or state.take_summarize_request():
     except Exception as e:  # noqa: BLE001  never a traceback in the browser
         unexpected(e)
 
-for problem in state.take_link_problems():
+for problem in [] if presenting else state.take_link_problems():
     st.warning(f"This link's {markdown_text(problem)}; the rest of the link is restored.")
-if state.error():
+if state.error() and not presenting:
     st.error(state.error() + (" The results below are still those of the previous Summarize."
                               if state.params() else ""))
 
@@ -155,14 +160,23 @@ if trace is not None:
     changed = [name for name, key in (("the document", "text"), ("k", "k"), ("trigram blocking", "block_trigram"),
                                       ("the weights", "weights"), ("the device", "device"))
                if inputs[key] != state.params()[key]]
-    if changed:
+    if changed and not presenting:
         st.warning(f":material/update: **Out of date:** {', '.join(changed)} changed since this result was "
                    "computed. Click **Summarize** to update it.")
-    st.caption(result_caption(trace, state.params(), EXAMPLES))
+    if not presenting:
+        st.caption(result_caption(trace, state.params(), EXAMPLES))
 with st.sidebar:
     preload_plotly()  # last: an empty 10-px chart
     a11y.mount()  # names and keys for the charts (ui/a11y.py)
 
+if presenting:  # the story's step, large; nothing else of the app (ui/present.py)
+    try:
+        present.show(pg, EXAMPLES)
+    except Exception as e:  # noqa: BLE001  never a traceback in the browser
+        unexpected(e)
+    finally:
+        store_notice(store_down)
+    st.stop()
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")

@@ -88,6 +88,7 @@ def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
     plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
 
 
+CAPTURE = "_figures_capture"  # while a story's slide is made: the figures plot() is given, in order
 MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long document) scrolls in a box this high
 
 
@@ -97,6 +98,10 @@ def plot(fig, key: str | None = None):
     whole inside a scrolling box of that height, so what follows it stays a screen away. Under it,
     what it shows as text (ui.a11y.text_alternative) and, under the first chart of its kind on the
     page, "What am I looking at?": the chart in plain words (viz.plain)."""
+    captured = st.session_state.get(CAPTURE)
+    if captured is not None:  # a story's slide is being made (ui.present): kept, not drawn
+        captured.append((fig, key))
+        return
     fmt = st.session_state.get("figure_format", "png")
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}

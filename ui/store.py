@@ -49,6 +49,9 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
     "answer TEXT NOT NULL, correct INTEGER, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, step, seat))",
     "CREATE TABLE IF NOT EXISTS revealed (code TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (code, step))",
+    # stories (ui/stories.py): saved views with notes, by a random id; owner = the hash of its maker's token
+    "CREATE TABLE IF NOT EXISTS stories (id TEXT PRIMARY KEY, steps TEXT NOT NULL, owner TEXT NOT NULL, "
+    "updated DOUBLE PRECISION NOT NULL)",
     # the server's own secrets (the key of document ids: ui.link.doc_id), made once, kept across restarts
     "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
 

@@ -1,0 +1,136 @@
+"""A story in Chromium (issue 50): five views of the shipped example added from the sidebar,
+presented at 1280×720 by keyboard alone (→, PageDown, Space, ←, Esc), exported; the HTML deck
+opened offline (stepping works, charts drawn, no request leaves the file) and the PDF read back
+with pdftotext. The Present screenshot is the README's (present.png)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from scripts.accessibility import axe
+from browsing import go_to, idle, open_app
+
+pytestmark = [pytest.mark.browser]
+STEPS = [("Summary", "The summary", "Three sentences, <b>chosen</b> by score."),
+         ("BERT attention", "One head", "Layer 1, head 1: each row is a token looking at the others."),
+         ("Sentence encoder", "The sentence encoder", "Sentences reading each other."),
+         ("Masks & positions", "Masks", "What the model may not look at."),
+         ("Why this summary", "Why", "What moved the scores.")]
+
+
+def slide(page, n: int, timeout_s: float = 120) -> float:
+    """Waits for step ``n`` (from 1) drawn: its counter and a chart with its SVG; → when."""
+    page.get_by_text(re.compile(rf"Step {n} of {len(STEPS)}")).wait_for(timeout=timeout_s * 1000)
+    page.locator(".st-key-present_slide .js-plotly-plot .main-svg").first.wait_for(timeout=timeout_s * 1000)
+    idle(page)
+    return time.perf_counter()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """An app server of this module's own: its process's CPU seconds are measured per slide."""
+    from benchmarks.common import Server
+
+    with Server(tmp_path_factory.mktemp("story") / "streamlit.log") as s:
+        yield s
+
+
+def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, shots, tmp_path):
+    from benchmarks.common import cpu_seconds
+
+    server, frames = app.url + "/", []
+    page = open_app(browser, server, received=frames)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.get_by_role("button", name="Try an example").click()
+    idle(page)
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_text("Story", exact=True).click()
+    for title, name, note in STEPS:
+        go_to(page, title)
+        page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+        side.get_by_label("Title of this view").fill(name)
+        side.get_by_label("Note", exact=True).fill(note)
+        side.get_by_role("button", name="Add this view to the story").click()
+        idle(page)
+    picked, deadline = side.get_by_role("combobox", name="Step"), time.time() + 30
+    while not (picked.count() and picked.input_value() == f"5. {STEPS[-1][1]}"):  # the last one added, picked
+        assert time.time() < deadline, picked.input_value() if picked.count() else "no Step picker"
+        time.sleep(0.2)
+    link = side.get_by_test_id("stCode").filter(has_text="?story=").inner_text()
+
+    t0 = time.perf_counter()
+    side.get_by_role("button", name="Present").click()
+    first = slide(page, 1) - t0
+    assert not side.is_visible() and not page.get_by_role("button", name="Summarize").is_visible()  # no controls
+    serious = [(v["id"], v["where"]) for v in axe(page) if v["impact"] in ("critical", "serious")]
+    assert not serious, serious
+    title = page.locator(".st-key-present_slide h1").first
+    assert title.inner_text() == "The summary" and float(title.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 24
+    assert "<b>chosen</b>" in page.locator(".present-note").inner_text()  # the note is text
+    times, cost = [], {"first": [], "cached": []}  # per step: (websocket bytes, server CPU s)
+
+    def step(key: str, n: int, when: str) -> float:
+        b0, c0, t0 = sum(frames), cpu_seconds(app.proc.pid), time.perf_counter()
+        page.keyboard.press(key)
+        took = slide(page, n) - t0
+        cost[when].append((sum(frames) - b0, cpu_seconds(app.proc.pid) - c0))
+        return took
+
+    for n, key in ((2, "ArrowRight"), (3, "PageDown"), (4, "Space"), (5, "ArrowRight")):
+        times.append(step(key, n, "first"))
+        if n == 2:
+            page.screenshot(path=str(shots / "present.png"))
+    back = [step("ArrowLeft", n, "cached") for n in (4, 3, 2, 1)]
+    first_cpu = sorted(c for _, c in cost["first"])[len(cost["first"]) // 2]
+    cached_cpu = sorted(c for _, c in cost["cached"])[len(cost["cached"]) // 2]
+    assert cached_cpu < first_cpu, cost  # cached: no page is run again
+    box = page.locator(".st-key-present_slide .js-plotly-plot").first.bounding_box()
+    assert box["width"] > 1000 and box["height"] > 250, box  # the chart large at 1280×720
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.keyboard.press("ArrowRight")
+    slide(page, 2)
+    assert page.locator(".st-key-present_slide .js-plotly-plot").first.bounding_box()["height"] > 450
+    page.keyboard.press("Escape")
+    side.wait_for(state="visible", timeout=60_000)
+    assert page.get_by_test_id("stException").count() == 0
+    median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    print(f"\nstory | Present: first step {first:.1f} s, steps 2-5 first pass {', '.join(f'{t:.1f}' for t in times)} s, "
+          f"back (cached) {', '.join(f'{t:.1f}' for t in back)} s | per step, median: first pass "
+          f"{median([b for b, _ in cost['first']]):,} websocket bytes and {first_cpu:.2f} server CPU-s, cached "
+          f"{median([b for b, _ in cost['cached']]):,} bytes and {cached_cpu:.2f} CPU-s | link {link}")
+
+    side.get_by_role("button", name="Make the HTML and PDF").click()
+    side.get_by_role("button", name="Story as HTML (offline)").wait_for(timeout=300_000)
+    with page.expect_download() as got:
+        side.get_by_role("button", name="Story as HTML (offline)").click()
+    deck = tmp_path / "story.html"
+    got.value.save_as(deck)
+    with page.expect_download() as got:
+        side.get_by_role("button", name="Story as PDF").click()
+    pdf = tmp_path / "story.pdf"
+    got.value.save_as(pdf)
+    page.close()
+
+    offline = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)
+    left = []
+    offline.route(re.compile(r"^(?!file:|data:|blob:|about:).*"), lambda route: (left.append(route.request.url), route.abort()))
+    view = offline.new_page()
+    view.goto(deck.as_uri())
+    for n in (1, 2, 3):
+        on = view.locator("section.slide.on")
+        on.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+        assert on.locator("h1").inner_text() == STEPS[n - 1][1]
+        view.keyboard.press("ArrowRight")
+    assert not left, left
+    offline.close()
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = [p for p in text.split("\f") if p.strip()]
+    assert len(pages) == 5 and all(name in p and note in p for p, (_, name, note) in zip(pages, STEPS)), \
+        [p[:120] for p in pages]

@@ -1,0 +1,169 @@
+"""Stories (issue 50): saved views with notes in the store on SQLite and PostgreSQL, their limits,
+the offline deck, and in AppTest: add, reorder, retitle, remove, save, reopen by link (a copy when
+another edits it), present step by step (a step whose document is gone says so), bad links."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ui import present, story
+from ui.stories import MAX_STEPS, BadStory, load, moved, owns, save
+
+ROOT = Path(__file__).resolve().parents[1]
+VIEW = {"page": "", "doc": "id:0123456789abcdef", "k": 3, "tb": True, "w": "x", "pickers": {}}
+
+
+def test_a_story_is_saved_by_its_maker_and_copied_by_anyone_else(store):
+    steps = [{"title": "One", "note": "<b>not bold</b>", "view": VIEW}]
+    story_id, owner = save(store, steps)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16}", story_id) and owns(store, story_id, owner)
+    assert load(store, story_id)[0]["title"] == "One" and load(store, story_id)[0]["note"] == "<b>not bold</b>"
+    again = save(store, steps + [{"title": "Two", "note": "", "view": VIEW}], story_id, owner)
+    assert again == (story_id, owner) and len(load(store, story_id)) == 2  # the maker: updated in place
+    copy_id, copy_owner = save(store, steps, story_id, None)  # anyone else: a copy, the original stays
+    assert copy_id != story_id and len(load(store, story_id)) == 2 and len(load(store, copy_id)) == 1
+    assert not owns(store, story_id, copy_owner)
+    with pytest.raises(BadStory, match="at most 50 steps"):
+        save(store, steps * (MAX_STEPS + 1))
+    for bad in ("", "x" * 16 + "'", "../../etc/passwd", "A" * 16):
+        with pytest.raises(BadStory) as e:
+            load(store, bad)
+        assert len(str(e.value)) < 120 and str(e.value).count(".") <= 2
+    assert [s["title"] for s in moved([{"title": t} for t in "abc"], 0, 1)] == ["b", "a", "c"]
+    assert [s["title"] for s in moved([{"title": t} for t in "abc"], 2, 5)] == ["a", "b", "c"]
+
+
+def test_the_deck_is_one_offline_file_with_every_text_escaped():
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from viz.deck import Slide, deck_html
+
+    fig = go.Figure(go.Bar(x=np.array([1.0, 2.0]), y=["a", "</script><script>alert(1)</script>"]))
+    deck = deck_html("T", [Slide("<i>Title</i>", "a <script>note</script>\nline 2", fig, "**Bold** words", ["s1"], "k = 3"),
+                           Slide("Two", "", None, missing="gone")])
+    assert deck.count("<section class='slide'") == 2 and "&lt;i&gt;Title&lt;/i&gt;" in deck
+    assert "a &lt;script&gt;note&lt;/script&gt;" in deck and "<b>Bold</b> words" in deck
+    assert "</script><script>alert(1)" not in deck  # a figure's text cannot close its script
+    assert "<script src" not in deck and "<link" not in deck  # plotly.js inline (the browser test: no request)
+
+
+# ---------------------------------------------------------------- in the app (AppTest)
+
+from helpers import SHORT, charts, new_app, summarize  # noqa: E402
+
+
+def button(at, key):
+    return next(b for b in at.button if b.key == key)
+
+
+def add(at, title: str, note: str = ""):
+    at.text_input(key="story_new_title").set_value(title)
+    at.text_area(key="story_new_note").set_value(note)
+    return button(at, "story_add").click().run()
+
+
+def opened(query: dict):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(query)
+    return at.run()
+
+
+def test_a_story_made_reordered_saved_and_reopened_by_link(summarizer):
+    from ui.resources import document_store
+
+    at = summarize(new_app(), SHORT)
+    add(at, "The summary", "Three sentences <b>kept</b>.")
+    at.switch_page("pages/bert_attention.py").run()
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 1, 2
+    at.run()
+    add(at, "A head", "Layer 2, head 3.")
+    at.switch_page("pages/sentence_encoder.py").run()
+    add(at, "The encoder")
+    assert not at.exception
+    steps = at.session_state[story.STEPS]
+    assert [s["title"] for s in steps] == ["The summary", "A head", "The encoder"]
+    assert steps[1]["view"]["page"] == "bert_attention" and steps[1]["view"]["pickers"]["bert_head"] == 2
+    at.selectbox(key="story_pick").set_value(0).run()
+    button(at, "story_down").click().run()  # the summary after the head
+    assert at.selectbox(key="story_pick").value == 1  # the moved step stays picked
+    at.selectbox(key="story_pick").set_value(0).run()
+    uid = at.session_state[story.STEPS][0]["uid"]
+    at.text_input(key=f"story_title_{uid}").set_value("Layer 2, head 3").run()
+    at.selectbox(key="story_pick").set_value(2).run()
+    button(at, "story_remove").click().run()
+    story_id = at.session_state[story.ID]
+    saved = load(document_store(), story_id)
+    assert [s["title"] for s in saved] == ["Layer 2, head 3", "The summary"]
+    assert f"?story={story_id}" in " ".join(c.value for c in at.get("code"))
+
+    other = opened({"story": story_id})  # another machine: the link opens the same story
+    assert [s["title"] for s in other.session_state[story.STEPS]] == ["Layer 2, head 3", "The summary"]
+    add(summarize(other, SHORT), "Mine")  # editing someone else's story makes a copy
+    assert other.session_state[story.ID] != story_id and len(load(document_store(), story_id)) == 2
+    assert any("your own copy" in i.value for i in other.info)
+
+    bad = opened({"story": "nope"})
+    assert any("not one this app makes" in i.value for i in bad.info) and not bad.exception
+
+
+def test_present_steps_through_the_story_and_a_lost_document_says_so(summarizer):
+    from ui.resources import document_store
+
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/bert_attention.py").run()
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 1, 2
+    at.run()
+    add(at, "A head", "Look at the line under the diagonal.")
+    at.switch_page("pages/summary.py").run()
+    add(at, "The summary", "<script>alert(1)</script>")
+    gone = dict(at.session_state[story.STEPS][0]["view"], doc="id:ffffffffffffffff")  # a document the store lost
+    at.session_state[story.STEPS].append({"title": "Lost", "note": "still here", "view": gone, "uid": "lost"})
+    story_id, _ = save(document_store(), at.session_state[story.STEPS])
+
+    show = opened({"story": story_id, "present": "1"})  # (the page's own title, hidden, comes first)
+    assert not show.exception and show.session_state[present.PRESENT] == 0
+    assert show.title[-1].value == "A head" and "layer 2, head 3" in charts(show)[0].proto.spec.lower()
+    assert [c.key for c in charts(show)] == ["present_chart_0"]  # the slide's chart only
+    assert any("Step 1 of 3" in h.proto.body for h in show.get("html"))
+    show.session_state[present.PRESENT] = 1  # what → sends (a key the browser listens for)
+    show.run()
+    assert show.title[-1].value == "The summary" and charts(show)[0].key == "present_chart_1"
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in h.proto.body for h in show.get("html"))  # a note is text
+    show.session_state[present.PRESENT] = 2
+    show.run()
+    assert show.title[-1].value == "Lost" and any("no longer on this server" in w.value for w in show.warning)
+    assert any("still here" in h.proto.body for h in show.get("html"))
+    show.session_state[present.PRESENT] = 0
+    show.run()
+    assert show.title[-1].value == "A head" and not show.exception  # back: from the cache
+
+
+@pytest.mark.browser
+def test_the_exports_html_and_pdf(summarizer, tmp_path):
+    """Make the HTML and PDF: every step computed once; the deck has a slide per step; the PDF a
+    page per step with its title and note (pdftotext)."""
+    import shutil
+    import subprocess
+
+    at = summarize(new_app(), SHORT)
+    add(at, "The summary", "Three sentences kept.")
+    at.switch_page("pages/bert_attention.py").run()
+    add(at, "First head", "Layer 1.")
+    button(at, "story_export").click().run()
+    assert not at.exception, at.exception
+    made = at.session_state[present.EXPORTS]
+    assert made["html"].count("<section class='slide'") == 2 and made["pdf"][:4] == b"%PDF", made["pdf_error"]
+    assert not present.active()
+    pdf = tmp_path / "story.pdf"
+    pdf.write_bytes(made["pdf"])
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = text.split("\f")
+    assert len([p for p in pages if p.strip()]) == 2, [p[:80] for p in pages]
+    assert "The summary" in pages[0] and "Three sentences kept." in pages[0] and "First head" in pages[1]

@@ -1,0 +1,270 @@
+"""Present a story (issue 50): the whole window for one step at a time, no sidebar and no
+controls: the step's title and note in large type, its chart (the first chart its page draws:
+the real one, hover included), the chart in plain words, the summary where the step shows one,
+the settings that made it, and a step counter. ←/→, PageUp/PageDown and Space step (what
+presentation clickers send), Home/End jump, Esc leaves.
+
+A step's slide is computed once, by taking the step's view (its page, document and pickers, as a
+class student takes the teacher's) and running its page out of sight with ``plot`` keeping the
+figures (ui.figures.CAPTURE); it is then cached for the whole server, so stepping back, or
+presenting again, draws at once. The exports (an offline HTML deck, a PDF) are made from the same
+slides: ``start(export=True)`` walks the steps not computed yet, one run each."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from ui import state
+from ui.classroom.session import PENDING
+from ui.errors import shared
+from viz.deck import Slide
+from viz.palette import MUTED_TEXT
+
+PRESENT = "story_present"  # the step shown (from 0); absent: not presenting
+EXPORT = "story_exporting"  # presenting only to compute every slide, for the exports
+APPLIED = "_story_applied"  # the view (its key) this session last took for a slide
+MISSING = "_story_missing"  # the view whose document the store no longer has
+EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
+STEPS = "story_steps"  # the story's steps (ui.story)
+
+GONE = ("This step's document is no longer on this server (it keeps the 2,000 documents summarized most "
+        "recently): its note is kept. Paste the document again, Summarize and add the view again.")
+NO_CHART = "This view draws its chart only when asked on its page (a Run button there): press Esc, run it, come back."
+
+_KEYS_JS = """
+export default function(component) {
+  const { setTriggerValue, setStateValue } = component;
+  const names = {ArrowRight: 'next', PageDown: 'next', ' ': 'next', ArrowLeft: 'prev', PageUp: 'prev',
+                 Home: 'first', End: 'last', Escape: 'exit'};
+  const on = (e) => {
+    if (!document.querySelector('.st-key-present_slide')) {  // no longer presenting
+      window.removeEventListener('keydown', on, true); return;
+    }
+    if (e.target && e.target.closest && e.target.closest('input, textarea, select')) return;
+    const name = names[e.key];
+    if (!name || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault(); e.stopPropagation();
+    setTriggerValue('key', name);
+  };
+  // Streamlit calls this again on every run without the last call's clean-up: one listener only
+  if (window.__microscopePresent) window.removeEventListener('keydown', window.__microscopePresent, true);
+  window.__microscopePresent = on;
+  window.addEventListener('keydown', on, true);
+  const size = () => setStateValue('height', window.innerHeight);
+  size();
+  window.addEventListener('resize', size);
+  return () => window.removeEventListener('resize', size);
+}
+"""
+_keys = st.components.v2.component("microscope_present_keys", js=_KEYS_JS)
+
+CSS = f"""<style>
+[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], header[data-testid=stHeader],
+[data-testid=stToolbar], .st-key-present_work {{ display: none !important; }}
+[data-testid=stMainBlockContainer] {{ max-width: 100% !important; padding: 1.2rem 3vw .5rem !important; }}
+.st-key-present_slide h1 {{ font-size: clamp(1.6rem, 3.6vh, 3rem) !important; padding: 0 0 .3rem !important; }}
+.present-note {{ font-size: clamp(1.1rem, 2.7vh, 2.1rem); white-space: pre-wrap; margin: 0 0 .4rem; }}
+.present-summary {{ font-size: clamp(1rem, 2.2vh, 1.6rem); }}
+.present-count {{ position: fixed; right: 2vw; bottom: 1vh; font-size: 1.1rem; color: {MUTED_TEXT}; z-index: 10; }}
+</style>"""
+
+
+def active() -> bool:
+    return st.session_state.get(PRESENT) is not None
+
+
+def start(n: int = 0, export: bool = False) -> None:
+    st.session_state[PRESENT], st.session_state[EXPORT] = n, export
+    st.session_state.pop(APPLIED, None)
+    if export:
+        st.session_state.pop(EXPORTS, None)
+
+
+def stop() -> None:
+    for k in (PRESENT, EXPORT, APPLIED, MISSING):
+        st.session_state.pop(k, None)
+
+
+def key_of(view: dict) -> str:
+    return json.dumps(view, sort_keys=True)
+
+
+@st.cache_resource(show_spinner=False)
+def slide_cache():
+    """Computed slides for every session of the server (a view → its Slide, without title/note)."""
+    from ui.cache import BoundedCache, figure_bytes
+
+    return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_FIGURE_ENTRIES", 64)),
+                        max_bytes=int(os.environ.get("MICROSCOPE_FIGURE_MB", 128)) * 2 ** 20,
+                        size=lambda s: figure_bytes(s.figure) if s.figure is not None else 4096)
+
+
+def prepare(store) -> None:
+    """At the top of a run, before any widget: the shown step's view is taken (page, document,
+    pickers), unless its slide is cached or this session took it already."""
+    steps = st.session_state.get(STEPS) or []
+    if not active() or not steps:
+        return stop() if active() else None
+    n = st.session_state[PRESENT] = max(0, min(len(steps) - 1, st.session_state[PRESENT]))
+    view = steps[n]["view"]
+    key = key_of(view)
+    if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
+        return
+    st.session_state[APPLIED] = key
+    text = shared(store.get, view.get("doc") or "")
+    if text is None:
+        st.session_state[MISSING] = key
+        return
+    st.session_state.pop(MISSING, None)
+    st.session_state[PENDING] = {**view, "text": text, "complete": True, "lesson": None}
+
+
+def compute(pg, view: dict, examples: dict) -> Slide:
+    """The step's page run out of sight, its figures kept: the first one is the slide's chart."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from ui import figures
+    from ui.runs import current_trace
+    from ui.widgets import result_caption
+    from viz.plain import PLAIN, kind
+
+    st.session_state[figures.CAPTURE] = []
+    try:
+        with st.container(key="present_work"):  # hidden: only its figures are wanted
+            pg.run()
+    except StopException:  # a page that stops early (nothing to show yet)
+        pass
+    finally:
+        captured = st.session_state.pop(figures.CAPTURE, [])
+    trace, params = current_trace(), state.params()
+    fig, chart = captured[0] if captured else (None, None)
+    summary = [trace.summary.sentences[i] for i in trace.summary.selected] if view.get("page") == "" and trace else []
+    settings = f"{pg.title} · " + (result_caption(trace, params, examples, plain=True) if trace else "")
+    return Slide("", "", fig, PLAIN.get(kind(chart) or "", ""), summary, settings, "" if fig is not None else NO_CHART)
+
+
+def show(pg, examples: dict) -> None:
+    """The slide of the shown step (computed and cached first if need be), and the keys."""
+    steps = st.session_state[STEPS]
+    n = st.session_state[PRESENT]
+    step = steps[n]
+    key = key_of(step["view"])
+    st.html(CSS)
+    slide = slide_cache().peek(key)
+    if slide is None:
+        slide = Slide("", "", missing=GONE) if st.session_state.get(MISSING) == key else compute(pg, step["view"], examples)
+        if slide.figure is not None:
+            slide_cache().get(key, lambda: slide)
+    if st.session_state.get(EXPORT):
+        return export_next(steps)
+    pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
+    draw(slide, step, n, len(steps), int(pressed.height or 720))
+    if pressed.key:
+        move(pressed.key, len(steps))
+
+
+def move(name: str, total: int) -> None:
+    """A key: the next or previous step, the first or last, or Esc (back to the app, on the shown
+    step's view)."""
+    n = st.session_state[PRESENT]
+    if name == "exit":
+        steps = st.session_state[STEPS]
+        stop()
+        st.session_state[APPLIED] = None
+        from ui.resources import document_store
+
+        text = shared(document_store().get, steps[n]["view"].get("doc") or "")
+        if text is not None:
+            st.session_state[PENDING] = {**steps[n]["view"], "text": text, "complete": True, "lesson": None}
+    else:
+        st.session_state[PRESENT] = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}[name]
+    st.rerun()
+
+
+def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
+    """The slide, large: title, note (as text), chart, summary, plain words, settings, counter."""
+    with st.container(key="present_slide"):
+        st.title(step["title"] or f"Step {n + 1}", anchor=False)
+        if step["note"]:
+            st.html(f"<p class='present-note'>{html.escape(step['note'])}</p>")
+        if slide.figure is not None:
+            from viz.deck import for_slide
+
+            fig = for_slide(slide.figure).update_layout(height=max(300, int(height * (0.55 if step["note"] else 0.66))))
+            st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
+        elif slide.missing:
+            st.warning(slide.missing, icon=":material/info:")
+        if slide.summary:
+            st.html("<ol class='present-summary'>" + "".join(f"<li>{html.escape(s)}</li>" for s in slide.summary)
+                    + "</ol>")
+        if slide.plain:
+            st.markdown(slide.plain)
+        if slide.settings:
+            from viz.common import markdown_text
+
+            st.caption(markdown_text(slide.settings))
+        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, Esc to leave</div>")
+
+
+def slides(steps: list[dict]) -> list[Slide]:
+    """Every step's slide with its title and note (a slide not computed: "no chart" said)."""
+    out = []
+    for s in steps:
+        got = slide_cache().peek(key_of(s["view"])) or Slide("", "", missing=GONE)
+        out.append(Slide(s["title"], s["note"], got.figure, got.plain, got.summary, got.settings, got.missing))
+    return out
+
+
+def export_next(steps: list[dict]) -> None:
+    """Exporting: on to the next step without a slide; when none is left, make the exports."""
+    n = st.session_state[PRESENT]
+    st.progress((n + 1) / len(steps), f"Preparing the exports: step {n + 1} of {len(steps)}…")
+    todo = [i for i, s in enumerate(steps) if i > n and slide_cache().peek(key_of(s["view"])) is None]
+    if todo:
+        st.session_state[PRESENT] = todo[0]
+        st.rerun()
+    stop()
+    with st.spinner("Making the HTML deck and the PDF…"):
+        made = slides(steps)
+        title = (steps[0]["title"] or "A story") if steps else "A story"
+        from viz.deck import deck_html
+
+        deck = deck_html(title, made)
+        pdf, why = pdf_of(deck_html(title, made, printable=True))
+    st.session_state[EXPORTS] = {"html": deck, "pdf": pdf, "pdf_error": why}
+    st.rerun()
+
+
+def chromium() -> str | None:
+    return os.environ.get("MICROSCOPE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def pdf_of(deck: str) -> tuple[bytes | None, str]:
+    """The printable deck as a PDF, one page per step (Chromium's print to PDF: text and the
+    charts' axes, labels and bars as vectors); → (PDF, "") or (None, why not)."""
+    browser = chromium()
+    if browser is None:
+        return None, ("The PDF needs Chromium on the server (Debian: apt-get install chromium), which this server "
+                      "does not have; the HTML deck works without it and prints from any browser.")
+    with tempfile.TemporaryDirectory(prefix="microscope_deck_") as d:
+        page, out = Path(d) / "deck.html", Path(d) / "deck.pdf"
+        page.write_text(deck, encoding="utf-8")
+        try:
+            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                            "--window-size=1047,718",  # A4 landscape less its margins, in CSS pixels: charts fit
+                            "--run-all-compositor-stages-before-draw", "--virtual-time-budget=20000",
+                            f"--print-to-pdf={out}", page.as_uri()], capture_output=True, timeout=180, check=True,
+                           cwd=d, env={**os.environ, "HOME": d})
+            return out.read_bytes(), ""
+        except (OSError, subprocess.SubprocessError) as e:
+            import logging
+
+            logging.getLogger("microscope").warning("story PDF: %s", e)
+            return None, "Chromium could not print the PDF this time (the server's log says why); the HTML deck works."

@@ -1,0 +1,145 @@
+"""The Story panel (issue 50), in the sidebar of every page: **Add this view to the story** (a
+title and a note), the steps (pick one: retitle it, edit its note, move it, remove it), the
+story's link, **Present**, and the exports (an offline HTML deck and a PDF). The story is saved
+in the store after every change (ui.stories); ``?story=ID`` opens it, ``&present=1`` presents it."""
+from __future__ import annotations
+
+import secrets
+
+import streamlit as st
+
+from ui import present
+from ui.errors import shared
+from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load, moved, save
+from viz.common import markdown_text
+
+STEPS, ID, OWNER = present.STEPS, "story_id", "story_owner"
+DIRTY, NOTICE, READ = "_story_dirty", "_story_notice", "_story_url_read"
+
+
+def read_link(store) -> None:
+    """Once per session: ``?story=ID`` opens that story (``&present=1``: presented); a bad id is one sentence."""
+    if st.session_state.get(READ):
+        return
+    st.session_state[READ] = True
+    story = st.query_params.get("story")
+    if not story:
+        return
+    try:
+        steps = shared(load, store, story)
+    except BadStory as e:
+        st.session_state[NOTICE] = str(e)
+        return
+    if steps is None:  # the store is down: its notice says so
+        return
+    st.session_state.update({STEPS: steps, ID: story, OWNER: None})
+    if st.query_params.get("present") == "1" and steps:
+        present.start(0)
+
+
+def changed() -> None:
+    st.session_state[DIRTY] = True
+    st.session_state.pop(present.EXPORTS, None)
+
+
+def add(page: str, title: str) -> None:
+    from ui.classroom.lead import my_view
+
+    view = my_view(page)
+    if view is None:  # (the button is drawn before this run's Summarize: not disabled for want of a result)
+        st.session_state[NOTICE] = "Summarize a document first: a story step is a view of a result."
+        return
+    view.pop("lesson", None)
+    steps = st.session_state.setdefault(STEPS, [])
+    steps.append({"title": (st.session_state.get("story_new_title") or title).strip()[:MAX_TITLE],
+                  "note": (st.session_state.get("story_new_note") or "")[:MAX_NOTE], "view": view,
+                  "uid": secrets.token_hex(6)})
+    st.session_state["story_new_title"] = st.session_state["story_new_note"] = ""
+    st.session_state["story_pick"] = len(steps) - 1
+    changed()
+
+
+def edit(i: int, field: str, key: str) -> None:
+    st.session_state[STEPS][i][field] = st.session_state[key][:MAX_TITLE if field == "title" else MAX_NOTE]
+    changed()
+
+
+def shift(i: int, by: int) -> None:
+    st.session_state[STEPS] = moved(st.session_state[STEPS], i, by)
+    st.session_state["story_pick"] = max(0, min(len(st.session_state[STEPS]) - 1, i + by))
+    changed()
+
+
+def remove(i: int) -> None:
+    del st.session_state[STEPS][i]
+    st.session_state["story_pick"] = max(0, min(i, len(st.session_state[STEPS]) - 1))
+    changed()
+
+
+def persist(store) -> None:
+    """After a change: the story saved (its own copy when this session did not make it)."""
+    if not st.session_state.pop(DIRTY, False):
+        return
+    before = st.session_state.get(ID)
+    saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER))
+    if saved is None:  # the store is down: kept here, saved with the next change
+        st.session_state[DIRTY] = True
+        return
+    st.session_state[ID], st.session_state[OWNER] = saved
+    if before and before != saved[0]:
+        st.session_state[NOTICE] = ("Saved as your own copy, with a new link: the story you opened stays as it was.")
+
+
+def panel(store, page: str, title: str, url: str) -> None:
+    """The sidebar's Story expander."""
+    persist(store)
+    if st.session_state.get(NOTICE):
+        st.info(markdown_text(st.session_state.pop(NOTICE)), icon=":material/info:")
+    steps = st.session_state.get(STEPS) or []
+    full = len(steps) >= MAX_STEPS
+    st.text_input("Title of this view", key="story_new_title", max_chars=MAX_TITLE, placeholder=title)
+    st.text_area("Note", key="story_new_note", height=80, max_chars=MAX_NOTE, placeholder="What to say about it")
+    st.button("Add this view to the story", key="story_add", icon=":material/add_photo_alternate:", width="stretch",
+              on_click=add, args=(page, title), disabled=full,
+              help=f"A story holds at most {MAX_STEPS} steps." if full else
+              "The view exactly as a link keeps it: page, document, k, weights, layer, head, view, colours, edits.")
+    if not steps:
+        return
+    st.markdown("\n".join(f"{i + 1}. {markdown_text(s['title'] or '(untitled)')}" for i, s in enumerate(steps)))
+    st.session_state["story_pick"] = min(st.session_state.get("story_pick", 0), len(steps) - 1)
+    i = st.selectbox("Step", range(len(steps)), key="story_pick",
+                     format_func=lambda j: f"{j + 1}. {steps[j]['title'] or '(untitled)'}")
+    uid = steps[i].get("uid") or str(i)
+    st.session_state.setdefault(f"story_title_{uid}", steps[i]["title"])
+    st.session_state.setdefault(f"story_note_{uid}", steps[i]["note"])
+    st.text_input("Its title", key=f"story_title_{uid}", max_chars=MAX_TITLE, on_change=edit,
+                  args=(i, "title", f"story_title_{uid}"))
+    st.text_area("Its note", key=f"story_note_{uid}", height=80, max_chars=MAX_NOTE, on_change=edit,
+                 args=(i, "note", f"story_note_{uid}"))
+    c = st.columns(3)
+    c[0].button("Up", key="story_up", on_click=shift, args=(i, -1), disabled=i == 0, width="stretch")
+    c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
+    c[2].button("Remove", key="story_remove", on_click=remove, args=(i,), width="stretch")
+    if st.session_state.get(ID):
+        st.caption("The story's link (it opens on any machine that runs this server):")
+        st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
+    st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
+              on_click=present.start, help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, "
+                                           "Esc to leave (F11: the browser's full screen).")
+    exports(steps)
+
+
+def exports(steps: list[dict]) -> None:
+    made = st.session_state.get(present.EXPORTS)
+    if made is None:
+        st.button("Make the HTML and PDF", key="story_export", icon=":material/picture_as_pdf:", width="stretch",
+                  on_click=present.start, kwargs={"export": True},
+                  help="Computes every step once (as Present does), then an offline HTML deck and a PDF.")
+        return
+    st.download_button("Story as HTML (offline)", made["html"], file_name="story.html", mime="text/html",
+                       key="story_html", on_click="ignore", icon=":material/download:", width="stretch")
+    if made["pdf"] is not None:
+        st.download_button("Story as PDF", made["pdf"], file_name="story.pdf", mime="application/pdf",
+                           key="story_pdf", on_click="ignore", icon=":material/download:", width="stretch")
+    else:
+        st.caption(markdown_text(made["pdf_error"]))

@@ -1,0 +1,117 @@
+"""A story as one offline HTML file (issue 50): one slide per step (title, note, the chart with
+its hover, the chart in plain words, the summary where the step shows one, the settings that made
+it), stepped with ←/→, PageUp/PageDown and Space, Plotly's JavaScript inline, no request leaves
+the file. ``printable=True``: every slide on a page of its own, for Chromium's print to PDF.
+Every text is HTML-escaped; figures travel as JSON in ``<script type="application/json">``."""
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+
+from .palette import MUTED_TEXT, TEXT, WHITE
+
+
+@dataclass
+class Slide:
+    title: str
+    note: str
+    figure: go.Figure | None = None
+    plain: str = ""                 # the chart's kind in plain words (viz.plain), Markdown bold allowed
+    summary: list[str] = field(default_factory=list)
+    settings: str = ""
+    missing: str = ""               # why there is no chart (e.g. the document is no longer on the server)
+
+
+STYLE = f"""
+*{{box-sizing:border-box}} body{{margin:0;font-family:system-ui,sans-serif;color:{TEXT};background:{WHITE}}}
+.slide{{display:none;min-height:100vh;padding:2.2vh 3vw 1vh}} .slide.on{{display:block}}
+h1{{font-size:clamp(1.4rem,3.2vh,2.6rem);margin:0 0 .4em}} .note{{font-size:clamp(1rem,2.4vh,1.8rem);white-space:pre-wrap;margin:0 0 .6em}}
+.chart{{height:62vh}} .plain,.settings,.count{{color:{MUTED_TEXT};font-size:clamp(.8rem,1.6vh,1.1rem)}}
+.summary{{font-size:clamp(.9rem,2vh,1.4rem)}} .missing{{font-size:1.3rem;padding:1em;border:2px dashed {MUTED_TEXT}}}
+.count{{position:fixed;right:2vw;bottom:1.2vh}}
+.print .chart{{height:100mm}}  /* the same on screen and on paper: Plotly sizes the chart before printing */
+@page{{size:A4 landscape;margin:10mm}}
+@media print{{ .slide{{display:block;min-height:0;height:188mm;overflow:hidden;padding:0;break-after:page}}
+  .slide:last-of-type{{break-after:auto}} .count{{position:static;text-align:right;margin:0}}
+  h1{{font-size:20pt}} .note{{font-size:13pt}} .summary{{font-size:11pt}}
+  .plain,.settings{{font-size:9pt}} }}
+"""
+
+SCRIPT = """
+const slides = [...document.querySelectorAll('.slide')];
+const drawn = new Set();
+function draw(i) {
+  if (drawn.has(i)) return;
+  drawn.add(i);
+  const holder = slides[i].querySelector('.chart');
+  if (!holder) return;
+  const fig = JSON.parse(document.getElementById('fig-' + i).textContent);
+  fig.layout.height = undefined; fig.layout.autosize = true;
+  Plotly.newPlot(holder, fig.data, fig.layout, {displaylogo: false, responsive: true, staticPlot: PRINT});
+}
+let at = 0;
+function show(i) {
+  at = Math.max(0, Math.min(slides.length - 1, i));
+  slides.forEach((s, j) => s.classList.toggle('on', j === at));
+  draw(at);
+  if (!PRINT) history.replaceState(null, '', '#' + (at + 1));
+}
+document.addEventListener('keydown', (e) => {
+  const go = {ArrowRight: 1, PageDown: 1, ' ': 1, ArrowLeft: -1, PageUp: -1, Home: -1e9, End: 1e9}[e.key];
+  if (go === undefined) return;
+  e.preventDefault();
+  show(at + go);
+});
+if (PRINT) { slides.forEach((s, i) => { s.classList.add('on'); draw(i); }); }
+else { show((parseInt(location.hash.slice(1)) || 1) - 1); }
+"""
+
+
+def for_slide(figure: go.Figure) -> go.Figure:
+    """A copy of an app figure for a slide: the step's view only (no head buttons, which are
+    controls, nor their "head" label), and room for its labels (the app's margins are fixed for speed)."""
+    fig = go.Figure(figure)
+    fig.layout.updatemenus = ()  # (update_layout(updatemenus=[]) would keep them)
+    fig.layout.annotations = [a for a in fig.layout.annotations if a.text != "head"]
+    fig.update_layout(margin=dict(l=40, r=30, t=60, b=40))
+    return fig.update_xaxes(automargin=True).update_yaxes(automargin=True)
+
+
+def _bold(text: str) -> str:
+    """Escaped text whose **bold** stays bold (viz.plain's paragraphs use it)."""
+    parts = html.escape(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def deck_html(title: str, slides: list[Slide], printable: bool = False) -> str:
+    """The story as one standalone HTML file (see the module's docstring)."""
+    from plotly.offline import get_plotlyjs
+
+    body = []
+    for i, s in enumerate(slides):
+        part = [f"<section class='slide' aria-label='Step {i + 1} of {len(slides)}'>",
+                f"<h1>{html.escape(s.title or f'Step {i + 1}')}</h1>"]
+        if s.note:
+            part.append(f"<p class='note'>{html.escape(s.note)}</p>")
+        if s.figure is not None:
+            fig = for_slide(s.figure).to_json().replace("</", "<\\/")  # no "</script>" inside the script
+            part.append(f"<div class='chart' id='chart-{i}'></div>"
+                        f"<script type='application/json' id='fig-{i}'>{fig}</script>")
+        elif s.missing:
+            part.append(f"<p class='missing'>{html.escape(s.missing)}</p>")
+        if s.summary:
+            part.append("<ol class='summary'>" + "".join(f"<li>{html.escape(x)}</li>" for x in s.summary) + "</ol>")
+        if s.plain:
+            part.append(f"<p class='plain'>{_bold(s.plain)}</p>")
+        if s.settings:
+            part.append(f"<p class='settings'>{html.escape(s.settings)}</p>")
+        part.append(f"<p class='count'>{i + 1} / {len(slides)}</p></section>")
+        body.append("".join(part))
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body class='{'print' if printable else ''}'>" + "".join(body)
+            + f"<script>const PRINT = {json.dumps(printable)};{SCRIPT}</script></body></html>")
+
