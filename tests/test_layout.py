@@ -102,11 +102,11 @@ def test_the_app_shell_has_no_import_circle_and_its_files_stay_small():
 
 def test_the_class_store_and_lessons_need_no_streamlit():
     """ui/classroom's store part (the class in the store, the throttle, the version files, the
-    answers), its lessons, questions and lesson checker import no Streamlit, directly or through the
-    ui modules they import."""
+    answers), its lessons, questions and lesson checker, and the stories' store part import no
+    Streamlit, directly or through the ui modules they import."""
     graph = ui_graph()
     todo, reached = ["ui.classroom.store", "ui.classroom.lessons", "ui.classroom.questions", "ui.classroom.answers",
-                     "ui.classroom.check"], set()
+                     "ui.classroom.check", "ui.stories"], set()
     while todo:
         m = todo.pop()
         if m not in reached:

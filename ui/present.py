@@ -30,12 +30,15 @@ from viz.palette import MUTED_TEXT
 PRESENT = "story_present"  # the step shown (from 0); absent: not presenting
 EXPORT = "story_exporting"  # presenting only to compute every slide, for the exports
 APPLIED = "_story_applied"  # the view (its key) this session last took for a slide
-MISSING = "_story_missing"  # the view whose document the store no longer has
+MISSING = "_story_missing"  # (the view, why) when its document is not here: gone from the store, or the store down
+MADE = "_story_slides"  # the slides this session was shown or made: view key → Slide
 EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
 STEPS = "story_steps"  # the story's steps (ui.story)
 
 GONE = ("This step's document is no longer on this server (it keeps the 2,000 documents summarized most "
         "recently): its note is kept. Paste the document again, Summarize and add the view again.")
+DOWN = ("The shared store cannot be reached right now, so this step's document is not here yet: it is when the "
+        "store is back.")
 NO_CHART = "This view draws its chart only when asked on its page (a Run button there): press Esc, run it, come back."
 
 _KEYS_JS = """
@@ -83,8 +86,9 @@ def active() -> bool:
 def start(n: int = 0, export: bool = False) -> None:
     st.session_state[PRESENT], st.session_state[EXPORT] = n, export
     st.session_state.pop(APPLIED, None)
-    if export:
+    if export:  # every slide made again now (a cached one is taken from the cache at once)
         st.session_state.pop(EXPORTS, None)
+        st.session_state.pop(MADE, None)
 
 
 def stop() -> None:
@@ -118,9 +122,12 @@ def prepare(store) -> None:
     if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
         return
     st.session_state[APPLIED] = key
-    text = shared(store.get, view.get("doc") or "")
+    text = shared(store.get, view.get("doc") or "", default=False)
+    if text is False:  # the store is down (its notice says so): tried again on the next run
+        st.session_state[MISSING], st.session_state[APPLIED] = (key, DOWN), None
+        return
     if text is None:
-        st.session_state[MISSING] = key
+        st.session_state[MISSING] = (key, GONE)
         return
     st.session_state.pop(MISSING, None)
     st.session_state[PENDING] = {**view, "text": text, "complete": True, "lesson": None}
@@ -159,9 +166,11 @@ def show(pg, examples: dict) -> None:
     st.html(CSS)
     slide = slide_cache().peek(key)
     if slide is None:
-        slide = Slide("", "", missing=GONE) if st.session_state.get(MISSING) == key else compute(pg, step["view"], examples)
-        if slide.figure is not None:
+        gone = st.session_state.get(MISSING)
+        slide = Slide("", "", missing=gone[1]) if gone and gone[0] == key else compute(pg, step["view"], examples)
+        if slide.figure is not None:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
+    st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
     if st.session_state.get(EXPORT):
         return export_next(steps)
     pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
@@ -210,14 +219,16 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
             from viz.common import markdown_text
 
             st.caption(markdown_text(slide.settings))
-        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, Esc to leave</div>")
+        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, "
+                "Esc to leave</div>")
 
 
 def slides(steps: list[dict]) -> list[Slide]:
     """Every step's slide with its title and note (a slide not computed: "no chart" said)."""
     out = []
     for s in steps:
-        got = slide_cache().peek(key_of(s["view"])) or Slide("", "", missing=GONE)
+        got = st.session_state.get(MADE, {}).get(key_of(s["view"])) or slide_cache().peek(key_of(s["view"])) \
+            or Slide("", "", missing=GONE)
         out.append(Slide(s["title"], s["note"], got.figure, got.plain, got.summary, got.settings, got.missing))
     return out
 
@@ -226,7 +237,7 @@ def export_next(steps: list[dict]) -> None:
     """Exporting: on to the next step without a slide; when none is left, make the exports."""
     n = st.session_state[PRESENT]
     st.progress((n + 1) / len(steps), f"Preparing the exports: step {n + 1} of {len(steps)}…")
-    todo = [i for i, s in enumerate(steps) if i > n and slide_cache().peek(key_of(s["view"])) is None]
+    todo = [i for i, s in enumerate(steps) if i > n and key_of(s["view"]) not in st.session_state[MADE]]
     if todo:
         st.session_state[PRESENT] = todo[0]
         st.rerun()

@@ -30,7 +30,8 @@ def read_link(store) -> None:
     except BadStory as e:
         st.session_state[NOTICE] = str(e)
         return
-    if steps is None:  # the store is down: its notice says so
+    if steps is None:  # the store is down: its notice says so, and the next run tries again
+        st.session_state[READ] = False
         return
     st.session_state.update({STEPS: steps, ID: story, OWNER: None})
     if st.query_params.get("present") == "1" and steps:
@@ -44,8 +45,13 @@ def changed() -> None:
 
 def add(page: str, title: str) -> None:
     from ui.classroom.lead import my_view
+    from ui.store import Unavailable
 
-    view = my_view(page)
+    try:
+        view = my_view(page)  # (the document's id is keyed by the store's secret)
+    except Unavailable as e:
+        st.session_state[NOTICE] = f"Not added: {e}. Try again in a moment."
+        return
     if view is None:  # (the button is drawn before this run's Summarize: not disabled for want of a result)
         st.session_state[NOTICE] = "Summarize a document first: a story step is a view of a result."
         return
@@ -124,8 +130,9 @@ def panel(store, page: str, title: str, url: str) -> None:
         st.caption("The story's link (it opens on any machine that runs this server):")
         st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
     st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
-              on_click=present.start, help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, "
-                                           "Esc to leave (F11: the browser's full screen).")
+              on_click=present.start,
+              help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, Esc to leave (F11: the "
+                   "browser's full screen).")
     exports(steps)
 
 

@@ -115,8 +115,13 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
             st.error(str(e))
             return
         shared(sit, store, code, seat)
-        if shared(give, store, code, sid, seat, value, right, default=None) is False:
+        given = shared(give, store, code, sid, seat, value, right, default=None)  # None: the store is down
+        if given is False:
             st.warning("The answers to this step are closed (the teacher revealed it).")
+            return
+        if given is None:
+            st.caption(":material/cloud_off: Not saved yet: the class's store cannot be reached. Your answer is "
+                       "sent again with your next click, once it is back.")
             return
         stored = value
     if not done:
