@@ -49,6 +49,13 @@ def spec(chart) -> str:
     return chart.proto.spec
 
 
+def chart_text(chart) -> str:
+    """A chart's spec as text: Plotly writes "★" as \\u2605 without orjson (a fresh virtualenv) and as is with it."""
+    import json
+
+    return json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
+
+
 
 WORDS = "the a of to and in is was it on for he she said that with by at news oil price growth".split()
 DOC = ("The oil price rose again on Monday in London. Analysts said the growth was a surprise to them. "

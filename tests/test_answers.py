@@ -140,7 +140,7 @@ def test_the_lesson_checker_says_what_is_wrong_line_by_line(tmp_path):
 
 # ---------------------------------------------------------------- in the app (AppTest)
 
-from helpers import charts, new_app  # noqa: E402
+from helpers import chart_text, charts, new_app  # noqa: E402
 
 
 def button(at, key_start):
@@ -192,11 +192,11 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
     assert again.multiselect[0].value == [3, 5, 7]
     teacher.run()
     assert "3 of 3 students answered" in " ".join(m.value for m in teacher.markdown), [m.value for m in teacher.markdown]
-    assert "Sentences the class picked" in charts(teacher)[0].proto.spec and "★" not in charts(teacher)[0].proto.spec
+    assert "Sentences the class picked" in chart_text(charts(teacher)[0]) and "★" not in chart_text(charts(teacher)[0])
 
     button(teacher, "reveal_").click().run()
     assert not teacher.exception and teacher.session_state[C.STEP]["revealed"]
-    assert "★" in charts(teacher)[0].proto.spec  # the model's pick beside the class's
+    assert "★" in chart_text(charts(teacher)[0])  # the model's pick beside the class's
     shown = " ".join(m.value for m in teacher.markdown)
     assert "1 of 3 answers right" in shown and "the model's: 4, 6, 27" in shown, shown
     for s, pick in zip(students, [[3, 5, 26], [0, 3, 5], [3, 5, 7]]):
@@ -243,5 +243,5 @@ def test_choice_head_and_number_questions_in_a_class(summarizer):
         text = " ".join(m.value for m in student.markdown)
         assert "right" in text and "not this time" not in text, (kind, text)
         assert "1 of 1 answer right" in " ".join(m.value for m in teacher.markdown)
-        spec = next(c.proto.spec for c in charts(teacher) if c.key.startswith("answers_"))
+        spec = next(chart_text(c) for c in charts(teacher) if c.key.startswith("answers_"))
         assert "✓" in spec, kind
