@@ -206,7 +206,7 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
         assert ("right" if pick == [3, 5, 26] else "not this time") in text
         assert s.multiselect[0].disabled and any("★" in h.proto.body for h in s.get("html"))  # the summary back
     assert not A.give(document_store(), code, A.step_id(teacher.session_state[C.STEP]), seat, [0, 1, 2], False)
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(document_store(), code, C.steps.asks_of_lessons()))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(document_store(), code, A.asks_of(C.lessons())))))
     assert [(r["answer"], r["right"]) for r in rows] == [("sentences 4, 6, 27", "yes"), ("sentences 1, 4, 6", "no"),
                                                          ("sentences 4, 6, 8", "no")]
     assert any(b.label == "Answers as CSV" for b in teacher.get("download_button"))

@@ -4,6 +4,7 @@ alone; the teacher's count and chart follow within seconds; Reveal shows the stu
 pick. axe on both pages. The teacher's chart is the README's screenshot (class_answers.png)."""
 from __future__ import annotations
 
+import csv
 import re
 import time
 
@@ -82,6 +83,10 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     said.wait_for(timeout=60_000)
     text = student.get_by_test_id("stMain").inner_text()
     assert "sentences 4, 6, 27" in text and "right" in text and "★" in text, text[:2000]
+    with teacher.expect_download() as got:  # made when clicked, with the loaded lesson's question
+        main.get_by_role("button", name="Answers as CSV").click()
+    rows = list(csv.reader(open(got.value.path(), encoding="utf-8")))
+    assert rows == [["seat", "step", "answer", "right"], ["1", "own_predict 1", "sentences 4, 6, 27", "yes"]], rows
     assert student.get_by_test_id("stException").count() == 0 and teacher.get_by_test_id("stException").count() == 0
     print(f"\nclass answers | the teacher's count after a student's answer | {counted:.1f} s | "
           f"websocket bytes per 2-s refresh of the teacher's count and chart | {per_refresh:,.0f}")

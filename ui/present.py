@@ -11,6 +11,7 @@ presenting again, draws at once. The exports (an offline HTML deck, a PDF) are m
 slides: ``start(export=True)`` walks the steps not computed yet, one run each."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -24,6 +25,7 @@ import streamlit as st
 from ui import state
 from ui.classroom.session import PENDING
 from ui.errors import shared
+from ui.resources import document_store, slide_cache
 from viz.deck import Slide
 from viz.palette import MUTED_TEXT
 
@@ -100,14 +102,10 @@ def key_of(view: dict) -> str:
     return json.dumps(view, sort_keys=True)
 
 
-@st.cache_resource(show_spinner=False)
-def slide_cache():
-    """Computed slides for every session of the server (a view → its Slide, without title/note)."""
-    from ui.cache import BoundedCache, figure_bytes
-
-    return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_FIGURE_ENTRIES", 64)),
-                        max_bytes=int(os.environ.get("MICROSCOPE_FIGURE_MB", 128)) * 2 ** 20,
-                        size=lambda s: figure_bytes(s.figure) if s.figure is not None else 4096)
+def take(view: dict, text: str) -> None:
+    """The next run takes ``view`` with its document's ``text`` (as a class student takes the
+    teacher's view: ui.classroom.follow.apply_pending)."""
+    st.session_state[PENDING] = {**view, "text": text, "complete": True, "lesson": None}
 
 
 def prepare(store) -> None:
@@ -130,7 +128,7 @@ def prepare(store) -> None:
         st.session_state[MISSING] = (key, GONE)
         return
     st.session_state.pop(MISSING, None)
-    st.session_state[PENDING] = {**view, "text": text, "complete": True, "lesson": None}
+    take(view, text)
 
 
 def compute(pg, view: dict, examples: dict) -> Slide:
@@ -186,12 +184,9 @@ def move(name: str, total: int) -> None:
     if name == "exit":
         steps = st.session_state[STEPS]
         stop()
-        st.session_state[APPLIED] = None
-        from ui.resources import document_store
-
         text = shared(document_store().get, steps[n]["view"].get("doc") or "")
         if text is not None:
-            st.session_state[PENDING] = {**steps[n]["view"], "text": text, "complete": True, "lesson": None}
+            take(steps[n]["view"], text)
     else:
         st.session_state[PRESENT] = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}[name]
     st.rerun()
@@ -224,13 +219,9 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
 
 
 def slides(steps: list[dict]) -> list[Slide]:
-    """Every step's slide with its title and note (a slide not computed: "no chart" said)."""
-    out = []
-    for s in steps:
-        got = st.session_state.get(MADE, {}).get(key_of(s["view"])) or slide_cache().peek(key_of(s["view"])) \
-            or Slide("", "", missing=GONE)
-        out.append(Slide(s["title"], s["note"], got.figure, got.plain, got.summary, got.settings, got.missing))
-    return out
+    """Every step's slide, as the export's walk made it (``MADE``), with its title and note."""
+    made = st.session_state[MADE]
+    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"], note=s["note"]) for s in steps]
 
 
 def export_next(steps: list[dict]) -> None:
@@ -244,7 +235,7 @@ def export_next(steps: list[dict]) -> None:
     stop()
     with st.spinner("Making the HTML deck and the PDF…"):
         made = slides(steps)
-        title = (steps[0]["title"] or "A story") if steps else "A story"
+        title = steps[0]["title"] or "A story"
         from viz.deck import deck_html
 
         deck = deck_html(title, made)

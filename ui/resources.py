@@ -115,6 +115,18 @@ def figure_cache():
 
 
 @st.cache_resource(show_spinner=False)
+def slide_cache():
+    """A story's slides (ui.present), for every session of the server: a view → its Slide (chart,
+    plain words, summary, settings; not the step's title and note), so stepping back or presenting
+    again runs no page. Bounded like the figure cache (its own MICROSCOPE_FIGURE_ENTRIES and _MB)."""
+    from ui.cache import BoundedCache, figure_bytes
+
+    return BoundedCache(max_entries=int(os.environ.get("MICROSCOPE_FIGURE_ENTRIES", 64)),
+                        max_bytes=int(os.environ.get("MICROSCOPE_FIGURE_MB", 128)) * 2 ** 20,
+                        size=lambda s: figure_bytes(s.figure) if s.figure is not None else 4096)
+
+
+@st.cache_resource(show_spinner=False)
 def document_store():
     """The documents summarized here, by ``ui.link.doc_id``, so a shared link can name a pasted
     text without carrying it: the store at MICROSCOPE_STORE (ui/store.py), shared by every

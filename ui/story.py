@@ -115,7 +115,7 @@ def panel(store, page: str, title: str, url: str) -> None:
     st.session_state["story_pick"] = min(st.session_state.get("story_pick", 0), len(steps) - 1)
     i = st.selectbox("Step", range(len(steps)), key="story_pick",
                      format_func=lambda j: f"{j + 1}. {steps[j]['title'] or '(untitled)'}")
-    uid = steps[i].get("uid") or str(i)
+    uid = steps[i]["uid"]  # (every step has one: add, and the store's check)
     st.session_state.setdefault(f"story_title_{uid}", steps[i]["title"])
     st.session_state.setdefault(f"story_note_{uid}", steps[i]["note"])
     st.text_input("Its title", key=f"story_title_{uid}", max_chars=MAX_TITLE, on_change=edit,

@@ -80,6 +80,12 @@ def revealed(store, code: str, step: str) -> bool:
     return bool(store.run("SELECT 1 FROM revealed WHERE code = ? AND step = ?", (code, step), True))
 
 
+def asks_of(lessons: dict) -> dict[str, Ask]:
+    """Every question these lessons (name → ui.classroom.lessons.Lesson) ask, by step name."""
+    return {step_id({"lesson": lesson.name, "step": n}): s.ask for lesson in lessons.values()
+            for n, s in enumerate(lesson.steps) if s.ask is not None}
+
+
 def as_csv(store, code: str, asks: dict[str, Ask]) -> str:
     """Every answer of the class: seat, step (lesson and number from 1), answer (in words when the
     step's question is known here), right (yes, no, or empty for an opinion)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.classroom.answers import as_csv, give, mine, of_step, reveal, revealed, sit, step_id
+from ui.classroom.answers import as_csv, asks_of, give, mine, of_step, reveal, revealed, sit, step_id
 from ui.classroom.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
 from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING
 from ui.classroom.store import attendance
@@ -170,6 +170,9 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
     from ui.figures import plot
     from viz import answers as V
 
+    if not values:
+        st.caption("No answers yet.")
+        return
     pick = model_pick(trace)
     if ask.kind == "choice":
         counts = np.bincount([v for v in values], minlength=len(ask.options))
@@ -184,9 +187,6 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
         fig = V.head_chart(counts, ask.right if shown else None, MODELS[ask.model])
     else:
         fig = V.number_chart(values, ask.answer if shown else None, ask.tolerance, ask.unit)
-    if not values:
-        st.caption("No answers yet.")
-        return
     plot(fig, key=key)
     if not shown:
         return
@@ -225,11 +225,22 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     if done and not s.get("revealed"):  # revealed before (Back to this step): the class keeps seeing it
         st.session_state[STEP] = {**s, "revealed": True}
         st.rerun()
-    from ui.classroom.steps import asks_of_lessons
+    from ui.classroom.steps import OWN
 
-    data = shared(as_csv, store, code, asks_of_lessons(), default=None)
-    if data is not None:
-        c[1].download_button("Answers as CSV", data, file_name=f"class_{code}_answers.csv", mime="text/csv",
-                             key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
-                             help="Every answer of this class: seat, step, answer, right.")
+    own = dict(st.session_state.get(OWN, {}))  # (read here: the CSV is made on another thread)
+    c[1].download_button("Answers as CSV", lambda: answers_csv(store, code, own), file_name=f"class_{code}_answers.csv",
+                         mime="text/csv", key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
+                         help="Every answer of this class: seat, step, answer, right.")
+
+
+def answers_csv(store, code: str, own: dict) -> str:
+    """The class's answers as CSV, made only when the teacher clicks (on a thread of its own, so no
+    Streamlit call here), with the shipped lessons' and this session's own lessons' questions."""
+    from ui.classroom.lessons import lessons
+    from ui.store import Unavailable
+
+    try:
+        return as_csv(store, code, asks_of({**lessons(), **own}))
+    except Unavailable as e:
+        return f"# not made: {e}; download it again in a moment\n"
 

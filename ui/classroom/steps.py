@@ -9,9 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import state
-from ui.classroom.answers import step_id
 from ui.classroom.lessons import MAX_LESSON_BYTES, Lesson, lessons, parse, problems
-from ui.classroom.questions import Ask
 from ui.classroom.session import FOLLOWING, JOINED, PENDING, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Lesson
@@ -20,12 +18,6 @@ OWN_ERROR = "class_own_lesson_error"
 
 def all_lessons() -> dict[str, Lesson]:
     return {**lessons(), **st.session_state.get(OWN, {})}
-
-
-def asks_of_lessons() -> dict[str, Ask]:
-    """Every question this session's lessons ask, by step name (the CSV writes answers in words)."""
-    return {step_id({"lesson": lesson.name, "step": n}): s.ask for lesson in all_lessons().values()
-            for n, s in enumerate(lesson.steps) if s.ask is not None}
 
 
 def load_own() -> None:
