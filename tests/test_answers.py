@@ -42,6 +42,21 @@ def test_a_question_takes_only_what_its_control_can_give(ask, good, bad):
         assert str(e.value).count(".") <= 2 and len(str(e.value)) < 200, str(e.value)  # one plain sentence
 
 
+def test_a_click_on_the_head_grid_outside_it_is_ignored():
+    """The grid's click handler takes only a head of the grid (a tampered point changes nothing)."""
+    import streamlit as st
+
+    from ui.classroom.asking import clicked_head
+
+    keys = ("layer", "head")
+    for points in ([{"x": 9, "y": 2}], [{"x": 13, "y": 1}], [{"x": "a", "y": 1}], [{"y": 1}], [], None):
+        st.session_state.clear()
+        st.session_state["grid"] = {"selection": {"points": points}}
+        clicked_head("grid", keys, (6, 12))
+        assert (st.session_state.get("layer"), st.session_state.get("head")) == ((1, 8) if points == [{"x": 9, "y": 2}]
+                                                                                  else (None, None)), points
+
+
 def test_right_answers_and_their_words():
     assert is_right(CHOICE, 1) and not is_right(CHOICE, 0) and is_right(Ask("choice", options=("x", "y")), 0) is None
     assert is_right(SENTENCES, [8, 4, 0], [0, 4, 8]) and not is_right(SENTENCES, [0, 4, 7], [0, 4, 8])

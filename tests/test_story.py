@@ -122,7 +122,7 @@ def test_present_steps_through_the_story_and_a_lost_document_says_so(summarizer)
     at.switch_page("pages/summary.py").run()
     add(at, "The summary", "<script>alert(1)</script>")
     gone = dict(at.session_state[story.STEPS][0]["view"], doc="id:ffffffffffffffff")  # a document the store lost
-    at.session_state[story.STEPS].append({"title": "Lost", "note": "still here", "view": gone, "uid": "lost"})
+    at.session_state[story.STEPS].append({"title": "Lost *here*", "note": "still here", "view": gone, "uid": "lost"})
     story_id, _ = save(document_store(), at.session_state[story.STEPS])
 
     show = opened({"story": story_id, "present": "1"})  # (the page's own title, hidden, comes first)
@@ -136,7 +136,8 @@ def test_present_steps_through_the_story_and_a_lost_document_says_so(summarizer)
     assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in h.proto.body for h in show.get("html"))  # a note is text
     show.session_state[present.PRESENT] = 2
     show.run()
-    assert show.title[-1].value == "Lost" and any("no longer on this server" in w.value for w in show.warning)
+    assert show.title[-1].value == "Lost \\*here\\*"  # a title is text: its asterisks escaped, not italics
+    assert any("no longer on this server" in w.value for w in show.warning)
     assert any("still here" in h.proto.body for h in show.get("html"))
     show.session_state[present.PRESENT] = 0
     show.run()

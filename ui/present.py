@@ -172,7 +172,8 @@ def show(pg, examples: dict) -> None:
     if st.session_state.get(EXPORT):
         return export_next(steps)
     pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
-    draw(slide, step, n, len(steps), int(pressed.height or 720))
+    height = pressed.height if isinstance(pressed.height, (int, float)) and 200 <= pressed.height <= 10_000 else 720
+    draw(slide, step, n, len(steps), int(height))
     if pressed.key:
         move(pressed.key, len(steps))
 
@@ -188,14 +189,19 @@ def move(name: str, total: int) -> None:
         if text is not None:
             take(steps[n]["view"], text)
     else:
-        st.session_state[PRESENT] = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}[name]
+        to = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}.get(name)
+        if to is None:  # not a key the page sends (a tampered message): nothing happens
+            return
+        st.session_state[PRESENT] = to
     st.rerun()
 
 
 def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
     """The slide, large: title, note (as text), chart, summary, plain words, settings, counter."""
     with st.container(key="present_slide"):
-        st.title(step["title"] or f"Step {n + 1}", anchor=False)
+        from viz.common import markdown_text
+
+        st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
         if step["note"]:
             st.html(f"<p class='present-note'>{html.escape(step['note'])}</p>")
         if slide.figure is not None:
@@ -211,8 +217,6 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
         if slide.plain:
             st.markdown(slide.plain)
         if slide.settings:
-            from viz.common import markdown_text
-
             st.caption(markdown_text(slide.settings))
         st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, "
                 "Esc to leave</div>")

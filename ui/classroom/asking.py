@@ -85,7 +85,8 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
             from viz.answers import head_grid
 
             st.plotly_chart(head_grid(L, H, (layer, head), MODELS[ask.model]), key=f"answers_pick_{step_id(s)}",
-                            on_select=lambda: clicked_head(f"answers_pick_{step_id(s)}", keys), selection_mode="points",
+                            on_select=lambda: clicked_head(f"answers_pick_{step_id(s)}", keys, (L, H)),
+                            selection_mode="points",
                             config={"displayModeBar": False})
         return [layer, head] if layer is not None and head is not None else None
     if key not in st.session_state and stored is not None:
@@ -94,11 +95,16 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
                            step=1.0, **({} if key in st.session_state else {"value": None}))
 
 
-def clicked_head(chart_key: str, keys: tuple[str, str]) -> None:
-    """A click on the head grid: the head's layer and head go to the two pickers."""
+def clicked_head(chart_key: str, keys: tuple[str, str], shape: tuple[int, int]) -> None:
+    """A click on the head grid: the head's layer and head go to the two pickers (a point that is
+    no head of the grid, as only a tampered message could send, is ignored)."""
     points = (st.session_state.get(chart_key) or {}).get("selection", {}).get("points") or []
-    if points:
-        st.session_state[keys[0]], st.session_state[keys[1]] = int(points[0]["y"]) - 1, int(points[0]["x"]) - 1
+    try:
+        layer, head = int(points[0]["y"]) - 1, int(points[0]["x"]) - 1
+    except (IndexError, KeyError, TypeError, ValueError):
+        return
+    if 0 <= layer < shape[0] and 0 <= head < shape[1]:
+        st.session_state[keys[0]], st.session_state[keys[1]] = layer, head
 
 
 def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
