@@ -51,7 +51,7 @@ def mine(store, code: str, step: str, token: str):
 
 
 def count(store, code: str, step: str) -> int:
-    """How many seats answered ``step`` (one cheap read: the teacher's live count)."""
+    """How many seats answered ``step`` (one COUNT: the workshop rehearsal's check of the store)."""
     return int(store.run("SELECT COUNT(*) FROM answers WHERE code = ? AND step = ?", (code, step), True)[0][0])
 
 

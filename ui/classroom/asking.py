@@ -15,7 +15,8 @@ from ui.classroom.store import attendance
 from ui.errors import shared
 from viz.common import markdown_text, plural, preview
 
-TALLY_S = 2.0  # the teacher's count and chart are read again this often (one COUNT and one small read)
+TALLY_S = 2.0  # the teacher's count and chart are read again this often (three small reads: revealed?, the
+               # step's answers with the class's seats, attendance)
 
 
 def question_panel(store) -> None:
@@ -181,7 +182,7 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
         return
     pick = model_pick(trace)
     if ask.kind == "choice":
-        counts = np.bincount([v for v in values], minlength=len(ask.options))
+        counts = np.bincount(values, minlength=len(ask.options))
         fig = V.choice_chart(counts, ask.options, ask.right if shown else None)
     elif ask.kind == "sentences":
         counts = np.bincount([i for v in values for i in v], minlength=len(trace.summary.sentences))
@@ -249,4 +250,3 @@ def answers_csv(store, code: str, own: dict) -> str:
         return as_csv(store, code, asks_of({**lessons(), **own}))
     except Unavailable as e:
         return f"# not made: {e}; download it again in a moment\n"
-

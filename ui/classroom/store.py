@@ -55,10 +55,8 @@ def start(store, view: dict, valid_hours: float | None = None, leader: str = "")
     now = time.time()
     store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
               ("UPDATE classes SET state = '{}' WHERE expires < ? AND state <> '{}'", (now,)),
-              ("DELETE FROM attendance WHERE code NOT IN (SELECT code FROM classes)", ()),
-              ("DELETE FROM leaders WHERE code NOT IN (SELECT code FROM classes)", ()),
-              ("DELETE FROM leads WHERE code NOT IN (SELECT code FROM classes)", ()),
-              *((f"DELETE FROM {t} WHERE code NOT IN (SELECT code FROM classes)", ()) for t in ("seats", "answers", "revealed")),
+              *((f"DELETE FROM {t} WHERE code NOT IN (SELECT code FROM classes)", ())
+                for t in ("attendance", "leaders", "leads", "seats", "answers", "revealed")),
               ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
               ("INSERT INTO leads VALUES (?, ?)", (code, leader)),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
