@@ -70,6 +70,7 @@ store_down = st.empty()  # filled at the end of the run if the shared store coul
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
 story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)
+classroom.read_link(EXAMPLES)  # ?lesson=NAME: that lesson at its first step
 present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
 presenting = present.active()
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
@@ -107,7 +108,7 @@ with st.sidebar:
                                                     for n, why in failed.items()))
     model_note = st.empty()  # under the model picker, filled once the result is known
     clicked = st.button("Summarize", type="primary", width="stretch")
-    st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync,
+    st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync, key="link_sync",
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
                    "copy it to share or keep this view.")
     with st.expander("Class & lessons", expanded=bool(st.session_state.get(classroom.JOINED)
@@ -118,7 +119,7 @@ with st.sidebar:
             shared(classroom.teacher_panel, document_store(), st.context.url or "")
         classroom.lesson_panel(EXAMPLES)
     with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
-        story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
+        story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
@@ -141,11 +142,19 @@ if clicked or from_link or state.take_summarize_request():
 
 for problem in [] if presenting else state.take_link_problems():
     st.warning(f"This link's {markdown_text(problem)}; the rest of the link is restored.")
+for notice in state.take_view_notices():  # (presenting too: the slide is not the view it names)
+    st.warning(notice)
 if state.error() and not presenting:
     st.error(state.error() + (" The results below are still those of the previous Summarize."
                               if state.params() else ""))
 
-trace = current_trace()
+try:
+    trace = current_trace()
+except ValueError:  # a view's BERT window that this document does not have
+    if not presenting:
+        st.warning(f"This view's BERT window {state.window() + 1} is not in this document: showing the first.")
+    st.session_state[state.WINDOW] = 0
+    trace = current_trace()
 if trace is not None:
     if len(trace.windows) > 1:  # BERT reads 512 tokens at a time: pick whose internals to show
         def window_name(w: int) -> str:
@@ -180,6 +189,7 @@ if presenting:  # the story's step, large; nothing else of the app (ui/present.p
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
+story.banner()
 classroom.step_text()
 try:  # its question, when it takes answers
     shared(classroom.question_panel, document_store())
@@ -194,4 +204,5 @@ finally:  # and what the page itself set (defaults, a lesson), also after a page
     shared(classroom.publish_mine, document_store(), pg.url_path)
     store_notice(store_down)
     a11y.downloads_panel(chart_downloads, figures.drawn_names())
-link.sync(EXAMPLES)  # when asked: after the page, so its pickers have their values
+    story.chart_picker(story_charts, figures.drawn_charts())
+link.sync(EXAMPLES, pg.url_path)  # when asked: after the page, so its pickers have their values

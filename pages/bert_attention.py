@@ -4,8 +4,10 @@ import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
 from ui.figures import figure, head_map, plot, shared_figure
-from ui.runs import derived, row_shares, run_mixing, run_value_zeroing, widget_key, with_maps
-from ui.widgets import BERT_VIEWS, COLORSCALES, layer_head_pickers, need_trace, window_caption
+from ui import view
+from ui.runs import derived, row_shares, run_mixing, run_value_zeroing, trace_key, with_maps
+from ui.view import BERT_SHOW, BERT_VIEWS
+from ui.widgets import COLORSCALES, layer_head_pickers, need_trace, window_caption
 from ui.state import keep
 from viz import attention as A
 from viz import explain as X
@@ -28,22 +30,21 @@ if trace.summary.too_short:  # not fed to BERT: say why they are not in the maps
                + f", under 5 words: BertSumExt does not feed {'them' if len(short) > 1 else 'it'} to BERT.")
 
 st.session_state.setdefault("bert_view", "One head")  # not default=: a link, lesson or class may set it
-view = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"), required=True,
-                         help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).")
-view = view or "One head"
+shown = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"), required=True,
+                             help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).") or "One head"
 c = st.columns([1, 1, 1, 1])
-if view not in ("All layers × heads", "Rollout"):
-    layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=view == "Sentence × sentence")
+if shown not in ("All layers × heads", "Rollout"):
+    layer, head = layer_head_pickers(L, H, "bert", cols=c[:2], pick_head=shown == "Sentence × sentence")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("bert_colors"))
 scale = "linear"  # sentence × sentence: a few cells of summed mass, read on a linear scale
-if view != "Sentence × sentence":
+if shown != "Sentence × sentence":
     scale = c[3].selectbox("Contrast", SCALES, key=keep("bert_scale"), format_func=SCALE_NAMES.get,
                            help="How weights map to colours. √ (default) and log clip each map at its 99.5th "
                                 "percentile so weak attention stays visible; linear runs from 0 to the largest "
                                 "weight. Hover always shows the true weight.")
 
 sents = sorted({int(i) for i in trace.token_sentence})
-if view in ("One head", "All heads of a layer", "Rollout"):
+if shown in ("One head", "All heads of a layer", "Rollout"):
     o1, o2 = st.columns([1, 3])
     hide = o1.checkbox("Hide [CLS]/[SEP]", key=keep("bert_hide"))
     rng = (sents[0], sents[-1])
@@ -52,8 +53,15 @@ if view in ("One head", "All heads of a layer", "Rollout"):
         # under the slider names the two sentences
         # a numeric slider, 1-based: a screen reader reads its value as the sentence number (a select
         # slider's options were read as their indices, whatever their text); ★ marks chosen ones below
-        first, last = o2.slider("Sentences", sents[0] + 1, sents[-1] + 1, (sents[0] + 1, sents[-1] + 1),
-                                key=widget_key(trace, "bert_range"))
+        full = (sents[0] + 1, sents[-1] + 1)
+        picked = None if view.fresh(st.session_state, "bert_range", trace_key(trace)) else \
+            st.session_state.get("bert_range")
+        if picked is not None and not (isinstance(picked, tuple) and full[0] <= picked[0] <= picked[1] <= full[1]):
+            st.warning(f"This view's sentences {picked[0]}–{picked[1]} are not all in this window "
+                       f"({full[0]}–{full[1]}): showing all of them.")
+            picked = None
+        st.session_state["bert_range"] = picked or full
+        first, last = o2.slider("Sentences", sents[0] + 1, sents[-1] + 1, key=keep("bert_range"))
         rng = (first - 1, last - 1)
         o2.caption(" to ".join(f"sentence {sentence_label(trace, i, 40, escape=markdown_text)}" for i in rng))
 
@@ -63,9 +71,9 @@ SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax w
              "after the residual and LayerNorm (Ferrando et al. 2022), per layer or composed down to the input. "
              "Value zeroing: how far each token's output moves when token j's values are zeroed (Mohebbi et al. "
              "2023), one layer on request.")
-if view == "One head":
+if shown == "One head":
     st.session_state.setdefault("bert_show", "attention")
-    show = st.segmented_control("Show", ["attention", "norm-weighted", "ALTI", "value zeroing"],
+    show = st.segmented_control("Show", BERT_SHOW,
                                 key=keep("bert_show"), required=True, help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
     if show == "attention":
@@ -108,13 +116,13 @@ if view == "One head":
                            "head, as the row's share (float64). How much the rows move at all, summed over j: "
                            f"median {np.median(totals):.3g}, from {totals.min():.3g} to {totals.max():.3g}; rows "
                            "that barely move are shares of almost nothing.")
-elif view == "All heads of a layer":
+elif shown == "All heads of a layer":
     plot(figure(A.head_grid, trace, layer, hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale),
          key="bert_grid")
-elif view == "All layers × heads":
+elif shown == "All layers × heads":
     level = st.radio("Cells", ["token", "sentence"], key=keep("bert_level"), horizontal=True)
     plot(figure(A.overview, trace, colorscale=colorscale, level=level, scale=scale), key="bert_overview")
-elif view == "Rollout":
+elif shown == "Rollout":
     r = rollout(trace)  # [T, T]
     st.caption("Attention rollout (Abnar & Zuidema 2020): each layer's head-mean attention A, with the residual "
                "as 0.5·A + 0.5·I (rows renormalised), multiplied up all layers. Row = a top-layer token, column = "

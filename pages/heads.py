@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis import heads as AH
-from ui import a11y, state
+from ui import a11y, state, view as V
+from ui.view import HEADS_VIEWS
 from ui.figures import head_map, plot
 from ui.models import backbone_name
 from ui.resources import get_model
@@ -23,7 +24,7 @@ from viz import heads as VH
 from viz.common import sentence_label
 from viz.inter import inter_heatmap
 
-VIEWS = ["Statistics", "Importance", "Switch heads off", "What fine-tuning changed"]
+VIEWS = list(HEADS_VIEWS)
 
 
 trace = need_trace()
@@ -101,7 +102,9 @@ def open_in_bert_page(layer: int, head: int):
 
 def head_viewer():
     """Choosing a head opens its attention map here (and, for BERT, on the BERT attention page)."""
-    if st.session_state.get("heads_pick") not in ALL:  # first time, or kept from another model
+    if st.session_state.get("heads_pick") not in ALL:  # first time, or kept from another model, or a view's
+        if st.session_state.get("heads_pick") is not None:
+            st.warning(f"This model has no head {label(st.session_state['heads_pick'])}: opening the most important.")
         st.session_state["heads_pick"] = ALL[0] if best() is None else AH.ranking(best(), 1)[0]
     pick = st.selectbox("Open a head's attention map", ALL, format_func=label,
                         key=keep("heads_pick"), help="Opens on the most important head.")
@@ -113,8 +116,9 @@ def head_viewer():
         if c2.button("Open on the BERT attention page", icon=":material/open_in_new:", key="heads_open_bert"):
             open_in_bert_page(layer, head)
             st.switch_page("pages/bert_attention.py")
-        if st.session_state.get("heads_map_for") != pick:  # a new pick opens on its head; buttons move from there
-            st.session_state["heads_map_for"], st.session_state["heads_map_head"] = pick, head
+        if V.fresh(st.session_state, "heads_map_head", pick) or st.session_state.get("heads_map_head") not in \
+                [None, *range(H)]:  # a new pick opens on its head; buttons move from there
+            st.session_state["heads_map_head"] = head
         head_map(trace, layer, "heads_map_head", "heads_token_map")
     else:
         plot(inter_heatmap(trace, layer, head), key="heads_inter_map")
@@ -173,7 +177,7 @@ elif view == "Importance":
     if ablation is None:
         slot = st.empty()
         if slot.button(f"Run the exact ablation ({len(ALL)} heads, batched)", icon=":material/play_arrow:",
-                       key="heads_run", help="Until then the maps show the gradient estimate only."):
+                       key="heads_run", help="Until then the maps show the gradient estimate only.") or state.for_slide():
             slot.empty()
             ablation = run_ablation()
     agree = AH.agreements(gradient, ablation.importance) if ablation is not None else {}
@@ -203,7 +207,9 @@ elif view == "Switch heads off":
     def top_five():
         st.session_state["heads_off"] = AH.ranking(best(), 5)
 
-    if any(h not in ALL for h in st.session_state.get("heads_off", ())):  # kept from another model
+    if any(h not in ALL for h in st.session_state.get("heads_off", ())):  # kept from another model, or a view's
+        st.warning("This model has no head " + ", ".join(label(h) for h in st.session_state["heads_off"] if h not in ALL)
+                   + ": left out of the heads switched off.")
         st.session_state["heads_off"] = [h for h in st.session_state["heads_off"] if h in ALL]
     c = st.columns([4, 1, 1])
     c[1].button("Top 5 by importance", on_click=top_five, key="heads_top5", disabled=best() is None,

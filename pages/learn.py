@@ -24,8 +24,12 @@ st.markdown(
 c = st.columns([1, 1, 2, 1.4], vertical_alignment="bottom")  # the toggle's label whole at 1400 px
 layer, head = layer_head_pickers(L, H, "learn", mean=False, cols=c[:2])
 labels = token_labels(trace.tokens, range(T), escape=str)  # a selectbox shows its options as plain text
-query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], index=min(1, T - 1),
-                       key="learn_query")
+if st.session_state.get("learn_query", min(1, T - 1)) not in range(T):
+    st.warning(f"This view's query token {st.session_state['learn_query'] + 1} is past this window's {T} tokens: "
+               "showing token 2.")
+    st.session_state.pop("learn_query")
+st.session_state.setdefault("learn_query", min(1, T - 1))  # not index=: a link, lesson or class may set it
+query = c[2].selectbox("Query token", range(T), format_func=lambda i: labels[i], key=keep("learn_query"))
 causal = c[3].toggle("Causal mask", key=keep("causal"),
                      help="A decoder's look-ahead mask: hide every key after the query. BERT, an encoder, "
                           "has none. Steps 3 and 4 change.")
@@ -84,7 +88,7 @@ st.markdown(
 st.header("6. A big weight is not a big contribution")
 st.markdown("The weight says how much of token j's value vector is mixed in; what arrives is α times **that "
             "vector**, f(x_j) = (x_j W_V + b_V) W_O, and some vectors are short (Kobayashi et al. 2020).")
-if st.toggle("Find such a head in this document", key="learn_sep",
+if st.toggle("Find such a head in this document", key=keep("learn_sep"),
              help="Measures every head's norm-weighted contributions ‖α f(x)‖ for this window (a few seconds, once)."):
     from analysis.mixing import sep_head
 

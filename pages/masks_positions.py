@@ -4,10 +4,10 @@ trains, for this document, and against a decoder's causal mask."""
 import numpy as np
 import streamlit as st
 
-from ui import state
+from ui import state, view
 from ui.figures import plot
 from ui.resources import get_model
-from ui.runs import cached, keyed, result_key, sha
+from ui.runs import cached, result_key, sha
 from ui.widgets import example_text, examples, need_trace, window_caption
 from viz import masks as M
 
@@ -23,12 +23,22 @@ st.markdown(
     "longest. Masks tell attention which positions are real. Here this document's first 512-token window "
     "is batched with other documents, exactly as in training (PreSumm's `Batch`).")
 others = {name: path for name, path in examples().items() if example_text(path) != params["text"]}
-chosen = st.multiselect("Documents batched with this one", list(others), default=list(others)[:2],
-                        key=state.keep("batch_docs"), max_selections=3)
+asked_for = st.session_state.setdefault("batch_docs", list(others)[:2])
+if any(n not in others for n in asked_for) or len(asked_for) > 3:
+    st.warning("This view batches documents this server does not have (or more than 3): batching "
+               + (", ".join(n for n in asked_for if n in others)[:200] or "none of them") + ".")
+    st.session_state["batch_docs"] = [n for n in asked_for if n in others][:3]
+chosen = st.multiselect("Documents batched with this one", list(others), key=state.keep("batch_docs"),
+                        max_selections=3)
 texts = [params["text"]] + [example_text(others[n]) for n in chosen if n in others]
 model = get_model(params["weights"], params["device"])
+n_layers, n_heads = model.size()[:2]
 c = st.columns(3)
-layer = c[0].selectbox("BERT layer", range(model.size()[0]), format_func=lambda i: f"{i + 1}",
+for key, n, what in (("batch_layer", n_layers, "layer"), ("batch_head", n_heads, "head")):
+    if st.session_state.get(key, 0) not in range(n):
+        st.warning(f"This model has no {what} {st.session_state[key] + 1} (it has {n}): showing the first.")
+        st.session_state[key] = 0
+layer = c[0].selectbox("BERT layer", range(n_layers), format_func=lambda i: f"{i + 1}",
                        key=state.keep("batch_layer"))
 
 
@@ -42,8 +52,11 @@ for which in ("padding", "additive", "cls", "inter"):
 padded = int(np.argmin(lengths))
 head = c[1].selectbox("Head", range(batch.bert_attention.shape[1]), format_func=lambda h: f"{h + 1}",
                       key=state.keep("batch_head"))
-doc = c[2].selectbox("Document", range(len(texts)), index=padded, format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
-                     key=keyed("batch_doc", result_key("batch", params, *batch_of)))  # per batch: opens on its padded one
+if view.fresh(st.session_state, "batch_doc", result_key("batch", params, *batch_of)) \
+        or st.session_state.get("batch_doc") not in range(len(texts)):  # a new batch opens on its padded document
+    st.session_state["batch_doc"] = padded
+doc = c[2].selectbox("Document", range(len(texts)), format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
+                     key=state.keep("batch_doc"))
 plot(M.batch_attention_row(batch, doc, head), key="batch_row")
 st.caption("The additive mask puts −10000 on the logits of padded keys; after the softmax their weight is "
            "e^−10000 ≈ 0, so a padded document attends only to its own tokens. The sentence encoder fills "

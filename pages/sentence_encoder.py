@@ -7,6 +7,7 @@ from ui.figures import plot
 from ui.runs import row_shares, run_mixing, with_maps
 from ui.widgets import COLORSCALES, layer_head_pickers, need_trace
 from ui.state import keep
+from ui.view import INTER_SHOW
 from viz.inter import inter_heatmap
 
 trace = need_trace()
@@ -18,7 +19,7 @@ st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal
            "★ = selected for the summary.")
 st.session_state.setdefault("inter_show", "attention")  # not default=: a lesson or class may set it
 show = st.segmented_control(
-    "Show", ["attention", "norm-weighted", "ALTI"], key=keep("inter_show"), required=True,
+    "Show", INTER_SHOW, key=keep("inter_show"), required=True,
     help="Attention: the softmax weights. Norm-weighted: ‖α f(x_j)‖, what sentence j actually adds through the head "
          "(Kobayashi et al. 2020), as each row's share. ALTI: each sentence's contribution to the layer's output, the "
          "residual counted (Ferrando et al. 2022; this encoder normalises before attention, so nothing is "

@@ -108,7 +108,7 @@ if source == "Edits":
         st.warning(markdown_text(f"Not applied: {problem}. B is A with the edits before it."))
 else:
     st.session_state.setdefault("whatif_b", text_a)
-    text_b = st.text_area("Document B", key="whatif_b", height=180, help="Any text; sentences are aligned with A's by text.")
+    text_b = st.text_area("Document B", key=keep("whatif_b"), height=180, help="Any text; sentences are aligned with A's by text.")
 
 if text_b == text_a:
     st.info("B is the same as A: add an edit (or paste another text) to compare.")
@@ -164,10 +164,14 @@ st.caption(f"On the {cmp.aligned_tokens:,} tokens and {cmp.aligned_parts} senten
            + C.CHANGE_METHOD)
 plot(VW.change_maps(cmp.bert_change, cmp.inter_change), key="whatif_change")
 L, H = cmp.bert_change.shape
-order = np.argsort(-cmp.bert_change, axis=None)
-pick = st.selectbox("Open a BERT head in A and B", [divmod(int(x), H) for x in order],
-                    format_func=lambda lh: f"layer {lh[0] + 1}, head {lh[1] + 1} (change {cmp.bert_change[lh]:.3f})",
-                    key="whatif_head", help="Heads with the largest change first.")
+order = [("bert", *divmod(int(x), H)) for x in np.argsort(-cmp.bert_change, axis=None)]
+if st.session_state.get("whatif_head", order[0]) not in order:
+    h = st.session_state["whatif_head"]
+    st.warning(f"This model has no BERT layer {h[1] + 1}, head {h[2] + 1}: opening the head that changed most.")
+    st.session_state.pop("whatif_head")
+st.session_state.setdefault("whatif_head", order[0])
+pick = st.selectbox("Open a BERT head in A and B", order, key=keep("whatif_head"), help="Heads with the largest change first.",
+                    format_func=lambda h: f"layer {h[1] + 1}, head {h[2] + 1} (change {cmp.bert_change[h[1:]]:.3f})")[1:]
 trace_b = cached("whatif_trace", params, lambda: C.masking(model).trace(text_b, k, block), sha(text_b))
 if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
     st.session_state["whatif_map_for"] = pick
@@ -192,16 +196,23 @@ if not both:
     st.info("No sentence is in both A and B with a score in each: nothing to patch.")
 else:
     both.sort(key=lambda nr: -abs(cmp.delta[nr[0]]))
-    n, row = both[st.selectbox("Sentence", range(len(both)), key="whatif_patch_sentence",
-                                format_func=lambda j: f"A {both[j][1].a + 1} → B {both[j][1].b + 1} "
-                                                      f"(Δ {cmp.delta[both[j][0]]:+.3f}): "
-                                                      f"{preview(sa.sentences[both[j][1].a], 60)}",
-                                help="Largest score change first.")]
-    heads_too = st.checkbox(f"Also every BERT head ({L * H} more runs of one window)", value=True, key="whatif_heads")
+    by_a = {r.a: (n, r) for n, r in both}  # A's sentence → its row (the picker's value: A's sentence number)
+    if st.session_state.get("whatif_patch_sentence", both[0][1].a) not in by_a:
+        st.warning(f"This view's sentence {st.session_state['whatif_patch_sentence'] + 1} of A is not in both A and B "
+                   "with a score: patching the one that changed most.")
+        st.session_state.pop("whatif_patch_sentence")
+    st.session_state.setdefault("whatif_patch_sentence", both[0][1].a)
+    n, row = by_a[st.selectbox("Sentence", list(by_a), key=keep("whatif_patch_sentence"),
+                               format_func=lambda a: f"A {a + 1} → B {by_a[a][1].b + 1} "
+                                                     f"(Δ {cmp.delta[by_a[a][0]]:+.3f}): {preview(sa.sentences[a], 60)}",
+                               help="Largest score change first.")]
+    st.session_state.setdefault("whatif_heads", True)
+    heads_too = st.checkbox(f"Also every BERT head ({L * H} more runs of one window)", key=keep("whatif_heads"))
     patch_of = (sha(text_b), row.a, heads_too)  # besides the document and its settings
     patching = peek("whatif_patch", params, *patch_of)  # run by anyone on this server: shown at once
     slot = st.empty()
-    if patching is None and slot.button("Run activation patching", type="primary", key="whatif_patch"):
+    if patching is None and (slot.button("Run activation patching", type="primary", key="whatif_patch")
+                             or state.for_slide()):
         try:
             with st.spinner("Running B with each component taken from A…"):
                 patching = cached("whatif_patch", params, lambda: C.patch(

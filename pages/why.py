@@ -6,13 +6,14 @@ import numpy as np
 import streamlit as st
 
 from model.summarizer import CONTROL
-from ui import a11y, state
-from ui.figures import plot
+from ui import a11y, state, view
+from ui.figures import html_block, plot
 from ui.resources import get_model, model_slots
 from ui.runs import asked, cached, peek, seconds_per_window
 from ui.widgets import need_trace
 from viz import explain as E
 from viz.common import preview
+from ui.view import LEAVE_OUT  # an option of its own: a None option reads "Choose an option" after a run
 
 HELP = """**Position vs content.** BertSumExt adds a sinusoidal position row (Vaswani et al. 2017)
 to each sentence vector before its sentence encoder. The orange dot is the sentence's score when
@@ -98,10 +99,15 @@ with right:
 # ---------------------------------------------------------------- words
 st.header("Which words moved the score")
 result = (hash(params["text"]), params["k"], params["block_trigram"], params["weights"])
-if st.session_state.get("why_result") != result or st.session_state.get("why_sentence") not in scored:
-    st.session_state["why_result"] = result  # a new summary: start from its first selected sentence
+for key in ("why_sentence", "why_board"):  # a new summary: its first selected sentence, no scoreboard yet
+    view.fresh(st.session_state, key, result)
+if st.session_state.get("why_sentence") not in scored:
+    if "why_sentence" in st.session_state:  # a view's sentence this document does not score
+        st.warning(f"This view's sentence {st.session_state['why_sentence'] + 1} is not a scored sentence of this "
+                   "document: showing its first selected one.")
     st.session_state["why_sentence"] = ex["selected"][0] if ex["selected"] else scored[0]
-i = st.selectbox("Sentence", scored, key=state.keep("why_sentence"),
+i = st.selectbox("Sentence", scored, key=state.keep("why_sentence"), on_change=st.session_state.pop,
+                 args=("why_board", None),
                  format_func=lambda j: f"{j + 1}{' ★' if j in ex['selected'] else ''}: {preview(ex['sentences'][j], 70)}")
 if str(i) not in ex["attributions"]:
     ex_i = explanation(params, trace, (i,))
@@ -115,13 +121,13 @@ st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
         f"{html.escape(E.position_reading(ex, i, unseen))}.<br>"
         f"Raised most by: {html.escape(', '.join(up) or '—')}<br>"
         f"Lowered most by: {html.escape(', '.join(down) or '—')}</p>")
-st.html(E.legend_html())
-words = E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i]))
+words = E.legend_html() + E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i]))
+named = f"Words that moved sentence {i + 1}'s score"
 if len(text) > LONG_TEXT:  # the whole document: in a box of its own, so what follows stays near
     with st.container(height=600, key="why_words_box"):
-        st.html(words)
+        html_block(words, "why_words", named)
 else:
-    st.html(words)
+    html_block(words, "why_words", named)
 
 # ---------------------------------------------------------------- which explanation to trust
 st.header("Which explanation to trust here")
@@ -133,13 +139,17 @@ st.caption("Delete the tokens each method ranks highest for this sentence's scor
            "sentence's BERT window.")
 L_bert = trace.bert_attention.shape[0]
 c1, c2 = st.columns([2, 1])
-LEAVE_OUT = "— leave out —"  # an option of its own: a None option reads "Choose an option" after a run
+if st.session_state.get("why_vz", LEAVE_OUT) not in [LEAVE_OUT, *range(L_bert)]:
+    st.warning(f"This model has no BERT layer {st.session_state['why_vz'] + 1} (it has {L_bert}): value zeroing "
+               "is left out.")
+    st.session_state["why_vz"] = LEAVE_OUT
 vz_pick = c1.selectbox("Value zeroing (float64, one more pass per token)", [LEAVE_OUT] + list(range(L_bert)),
-                       format_func=lambda l: l if l == LEAVE_OUT else f"BERT layer {l + 1}", key=state.keep("why_vz"))
+                       format_func=lambda l: l if l == LEAVE_OUT else f"BERT layer {l + 1}", key=state.keep("why_vz"),
+                       on_change=st.session_state.pop, args=("why_board", None))
 vz_layer = None if vz_pick == LEAVE_OUT else vz_pick
 if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/leaderboard:"):
-    st.session_state["why_scoreboard"] = (result, i, vz_layer)
-if st.session_state.get("why_scoreboard") == (result, i, vz_layer):
+    st.session_state[state.keep("why_board")] = True
+if st.session_state.get("why_board"):
     from analysis import mixing as M
 
     def board():

@@ -222,7 +222,7 @@ def test_two_models_side_by_side(app_with, presumm_model, summarizer):
 
     at = summarize(new_app(), SHORT)
     shipped = shipped_weights()[0]
-    at.selectbox(key="summary_other:paper").set_value(shipped).run()
+    at.selectbox(key="summary_other").set_value(shipped).run()
     assert not at.exception and [h.value for h in at.header][:2] == ["paper", shipped]
     chart = json.loads(spec(next(c for c in charts(at) if c.key == "summary_side_by_side")))
     a, b = presumm_model.summarize(SHORT), summarizer.summarize(SHORT)
@@ -230,7 +230,7 @@ def test_two_models_side_by_side(app_with, presumm_model, summarizer):
     shown = [np.frombuffer(__import__("base64").b64decode(d["x"]["bdata"]), np.float32) for d in chart["data"]]
     assert np.allclose(shown[0], a.scores, atol=1e-5) and np.allclose(shown[1], b.scores, atol=1e-5)
     at.switch_page("pages/heads.py").run()
-    at.selectbox(key="heads_other:paper").set_value(shipped).run()
+    at.selectbox(key="heads_other").set_value(shipped).run()
     maps = {c.key: json.loads(spec(c)) for c in charts(at)}
     assert len(maps["heads_stat_map"]["data"][0]["y"]) == 12
     assert len(maps["heads_other_stat_map"]["data"][0]["y"]) == 6  # MiniLM's 6 layers

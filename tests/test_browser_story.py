@@ -22,6 +22,30 @@ STEPS = [("Summary", "The summary", "Three sentences, <b>chosen</b> by score."),
          ("Why this summary", "Why", "What moved the scores.")]
 
 
+OVERLAPS = """(sel) => {  // how many of the matched elements' boxes overlap another's (by more than a pixel)
+  const r = [...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect()).filter(b => b.width && b.height);
+  let n = 0;
+  for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++) {
+    const a = r[i], b = r[j];
+    if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) n++;
+  }
+  return [r.length, n];
+}"""
+COVERED = """() => {  // the step counter's box against every text of the slide
+  const c = document.querySelector('.present-count').getBoundingClientRect();
+  return [...document.querySelectorAll('.st-key-present_slide :is(h1, p, li, [data-testid=stCaptionContainer])')]
+    .filter(e => !e.closest('.present-count')).map(e => e.getBoundingClientRect())
+    .filter(b => b.width && c.left < b.right && b.left < c.right && c.top < b.bottom && b.top < c.bottom).length;
+}"""
+
+
+def labels_apart(page, scope: str) -> None:
+    """No two tick labels of a chart's token axes overlap (thinned to what fits; hover names every cell)."""
+    for axis in ("ytick", "xtick"):
+        n, overlapping = page.evaluate(OVERLAPS, f"{scope} .js-plotly-plot .{axis} text")
+        assert overlapping == 0, (axis, n, overlapping)
+
+
 def slide(page, n: int, timeout_s: float = 120) -> float:
     """Waits for step ``n`` (from 1) drawn: its counter and a chart with its SVG; → when."""
     page.get_by_text(re.compile(rf"Step {n} of {len(STEPS)}")).wait_for(timeout=timeout_s * 1000)
@@ -84,6 +108,8 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
         times.append(step(key, n, "first"))
         if n == 2:
             page.screenshot(path=str(shots / "present.png"))
+            labels_apart(page, ".st-key-present_slide")  # the one-head map: ~200 token labels at 720 px
+        assert page.evaluate(COVERED) == 0, n  # the counter never covers the slide's text
     back = [step("ArrowLeft", n, "cached") for n in (4, 3, 2, 1)]
     first_cpu = sorted(c for _, c in cost["first"])[len(cost["first"]) // 2]
     cached_cpu = sorted(c for _, c in cost["cached"])[len(cost["cached"]) // 2]
@@ -124,9 +150,24 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
         on = view.locator("section.slide.on")
         on.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
         assert on.locator("h1").inner_text() == STEPS[n - 1][1]
+        if n == 2:
+            labels_apart(view, "section.slide.on")
         view.keyboard.press("ArrowRight")
     assert not left, left
     offline.close()
+
+    printed = browser.new_page(viewport={"width": 1047, "height": 718})  # as Chromium prints the PDF
+    from ui import present
+    from viz.deck import Slide, deck_html
+    import plotly.graph_objects as go
+
+    printed.set_content(deck_html("T", [Slide("A chart", "One line of note.", go.Figure(go.Bar(x=[1, 2], y=[3, 4])))],
+                                  printable=True))
+    printed.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+    chart, whole = (printed.locator(s).first.bounding_box() for s in (".chart", "section.slide"))
+    assert chart["height"] > 0.7 * whole["height"], (chart, whole)  # the chart uses the page
+    printed.close()
+    assert present.pdf_of  # (the PDF below is printed from this layout)
 
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is not installed")

@@ -14,7 +14,7 @@ from ui.runs import trace_key
 from viz import alt
 from viz.plain import PLAIN, kind
 
-DRAWN = "_charts_drawn"  # this run's charts, (name, kind); app.py empties it at the top of a run
+DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties it at the top of a run
 
 
 def figure(build, trace, *args, **kwargs):
@@ -88,7 +88,7 @@ def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
     plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
 
 
-CAPTURE = "_figures_capture"  # while a story's slide is made: the figures plot() is given, in order
+CAPTURE = state.CAPTURE  # while a story's slide is made: the figures plot() is given, in order
 MAX_FIGURE_HEIGHT = 900  # px: a taller figure (a row per sentence of a long document) scrolls in a box this high
 
 
@@ -113,10 +113,21 @@ def plot(fig, key: str | None = None):
             st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
     text_alternative(fig)
     drawn, what = st.session_state.setdefault(DRAWN, []), kind(key)
-    if what and all(k != what for _, k in drawn):  # once per kind and page
+    if what and all(d[1] != what for d in drawn):  # once per kind and page
         with st.expander("What am I looking at?", icon=":material/help:"):
             st.markdown(PLAIN[what])
-    drawn.append((alt.name(fig), what))
+    drawn.append((alt.name(fig), what, key))
+
+
+def html_block(body: str, key: str, name: str) -> None:
+    """Page HTML that a story step may show instead of a chart (the Why page's words): drawn as
+    ``st.html``; kept, not drawn, while a slide is made. ``body`` must be safe HTML (text escaped)."""
+    captured = st.session_state.get(CAPTURE)
+    if captured is not None:
+        captured.append((body, key))
+        return
+    st.html(body)
+    st.session_state.setdefault(DRAWN, []).append((name, "html", key))
 
 
 def forget_kind(what: str) -> None:
@@ -126,4 +137,9 @@ def forget_kind(what: str) -> None:
 
 def drawn_names() -> list[str]:
     """The names of the charts this run has drawn, once each (the Figure downloads panel lists them)."""
-    return list(dict.fromkeys(name for name, _ in st.session_state.get(DRAWN, [])))
+    return list(dict.fromkeys(d[0] for d in st.session_state.get(DRAWN, []) if d[1] != "html"))
+
+
+def drawn_charts() -> dict[str, str]:
+    """This run's charts (and HTML blocks) that a story step can show: their key → their name."""
+    return {d[2]: d[0] for d in st.session_state.get(DRAWN, []) if d[2]}

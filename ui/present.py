@@ -1,6 +1,6 @@
 """Present a story (issue 50): the whole window for one step at a time, no sidebar and no
-controls: the step's title and note in large type, its chart (the first chart its page draws:
-the real one, hover included), the chart in plain words, the summary where the step shows one,
+controls: the step's title and note in large type, its chart (the one the step names, else the
+first its page draws: the real one, hover included; or the page's HTML, such as the Why page's words), the chart in plain words, the summary where the step shows one,
 the settings that made it, and a step counter. ←/→, PageUp/PageDown and Space step (what
 presentation clickers send), Home/End jump, Esc leaves.
 
@@ -77,7 +77,7 @@ CSS = f"""<style>
 .st-key-present_slide h1 {{ font-size: clamp(1.6rem, 3.6vh, 3rem) !important; padding: 0 0 .3rem !important; }}
 .present-note {{ font-size: clamp(1.1rem, 2.7vh, 2.1rem); white-space: pre-wrap; margin: 0 0 .4rem; }}
 .present-summary {{ font-size: clamp(1rem, 2.2vh, 1.6rem); }}
-.present-count {{ position: fixed; right: 2vw; bottom: 1vh; font-size: 1.1rem; color: {MUTED_TEXT}; z-index: 10; }}
+.present-count {{ text-align: right; font-size: 1.1rem; color: {MUTED_TEXT}; margin: 0; }}  /* in the flow: it never covers text */
 </style>"""
 
 
@@ -104,8 +104,10 @@ def key_of(view: dict) -> str:
 
 def take(view: dict, text: str) -> None:
     """The next run takes ``view`` with its document's ``text`` (as a class student takes the
-    teacher's view: ui.classroom.follow.apply_pending)."""
-    st.session_state[PENDING] = {**view, "text": text, "complete": True, "lesson": None}
+    teacher's view: ui.classroom.follow.apply_pending), its pickers as the session holds them."""
+    from ui import view as V
+
+    st.session_state[PENDING] = {**V.from_store(view)[0], "text": text, "complete": True, "lesson": None}
 
 
 def prepare(store) -> None:
@@ -149,9 +151,11 @@ def compute(pg, view: dict, examples: dict) -> Slide:
     finally:
         captured = st.session_state.pop(figures.CAPTURE, [])
     trace, params = current_trace(), state.params()
-    fig, chart = captured[0] if captured else (None, None)
+    fig, chart = next((c for c in captured if c[1] == view.get("chart")), captured[0] if captured else (None, None))
     summary = [trace.summary.sentences[i] for i in trace.summary.selected] if view.get("page") == "" and trace else []
     settings = f"{pg.title} · " + (result_caption(trace, params, examples, plain=True) if trace else "")
+    if isinstance(fig, str):  # a page's HTML (the Why page's words), not a chart
+        return Slide("", "", None, "", summary, settings, html=fig)
     return Slide("", "", fig, PLAIN.get(kind(chart) or "", ""), summary, settings, "" if fig is not None else NO_CHART)
 
 
@@ -166,7 +170,7 @@ def show(pg, examples: dict) -> None:
     if slide is None:
         gone = st.session_state.get(MISSING)
         slide = Slide("", "", missing=gone[1]) if gone and gone[0] == key else compute(pg, step["view"], examples)
-        if slide.figure is not None:  # (one without a chart may have one later: not kept)
+        if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
     st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
     if st.session_state.get(EXPORT):
@@ -207,8 +211,11 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
         if slide.figure is not None:
             from viz.deck import for_slide
 
-            fig = for_slide(slide.figure).update_layout(height=max(300, int(height * (0.55 if step["note"] else 0.66))))
+            fig = for_slide(slide.figure, height=max(300, int(height * (0.55 if step["note"] else 0.66))))
             st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
+        elif slide.html:
+            with st.container(height=max(300, int(height * (0.55 if step["note"] else 0.66))), border=False):
+                st.html(slide.html)
         elif slide.missing:
             st.warning(slide.missing, icon=":material/info:")
         if slide.summary:

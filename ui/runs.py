@@ -13,6 +13,7 @@ import streamlit as st
 from ui import state
 from ui.models import usable_models
 from ui.resources import get_model, model_slots, result_cache, trace_cache
+from ui.view import NO_SECOND
 
 
 def sha(text: str) -> str:
@@ -51,7 +52,7 @@ def asked(name: str, what: str, windows: int, seconds: float):
     yet), or a placeholder holding a Stop button (long documents) for the caller to ``.empty()``
     when done: Stop's callback forgets the click, so the rerun it causes does not start it again."""
     holder = st.empty()
-    if windows <= LONG_WINDOWS:
+    if windows <= LONG_WINDOWS or state.for_slide():
         return holder
     flags = st.session_state.setdefault("asked_runs", set())
     key = (name, hash(state.params()["text"]))
@@ -142,7 +143,8 @@ def run_value_zeroing(trace, layer: int):
         T = trace.bert_attention.shape[2]
         st.info(f"Value zeroing runs layer {layer + 1} again once for each of the {T} tokens: seconds on a CPU "
                 "(a bar shows how far it is).")
-        if not st.button(f"Run value zeroing for layer {layer + 1}", key="bert_vz_run", icon=":material/play_arrow:"):
+        if not (st.button(f"Run value zeroing for layer {layer + 1}", key="bert_vz_run", icon=":material/play_arrow:")
+                or state.for_slide()):
             return None
         asked.add((key, layer))
     params = state.params()
@@ -213,9 +215,16 @@ def side_by_side(key: str):
     settings on the same BERT window if it has one) or None. A model that fails is one line."""
     params = state.params()
     others = [n for n in usable_models() if n != params["weights"]]
-    # One picker per shown model: a kept pick of the model now shown read "Choose an option".
-    none = "— no second model —"  # an option of its own: a None option read as no choice ("Choose an option")
-    other = st.selectbox("Side by side with", [none] + others, key=state.keep(f"{key}:{params['weights']}"),
+    none = NO_SECOND  # an option of its own: a None option read as no choice ("Choose an option")
+    kept = st.session_state.get(key, none)
+    if kept not in [none] + others:  # the model shown now, or one this server does not have (a view's)
+        if kept != params["weights"]:
+            from viz.common import markdown_text
+
+            st.warning(f"This view's second model {markdown_text(str(kept)[:80])} is not one this server has: "
+                       "showing one model.")
+        st.session_state[key] = none
+    other = st.selectbox("Side by side with", [none] + others, key=state.keep(key),
                          help="The same document and settings through a second model: summaries, scores and head "
                               "statistics next to each other (e.g. ours vs PreSumm, trained vs untrained).")
     if other in (none, None):

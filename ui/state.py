@@ -14,6 +14,7 @@ import streamlit as st
 PARAMS, WINDOW, ERROR, KEPT = "params", "window", "error", "_kept_widgets"
 STORE_DOWN = "_store_down"  # this run could not reach the shared store: why (ui.errors.shared; app.py says it)
 UNSAVED = "_unsaved_document"  # the summarized document, not yet in the store (it was down): saved when it is back
+CAPTURE = "_figures_capture"  # while a story's slide is made (ui.present): the figures plot() is given, in order
 TEACHING = "class_teaching"  # the code of the class this session leads (ui.classroom; the head map relays for it)
 
 
@@ -39,10 +40,18 @@ def params() -> dict | None:
     return st.session_state.get(PARAMS)
 
 
+WANT_WINDOW = "_want_window"  # the BERT window a view names, taken by its Summarize
+
+
 def set_result(params: dict) -> None:
     st.session_state[PARAMS] = params
-    st.session_state[WINDOW] = 0
+    st.session_state[WINDOW] = st.session_state.pop(WANT_WINDOW, 0)
     clear_error()
+
+
+def want_window(w: int) -> None:
+    """A view's BERT window: shown after the Summarize it asks for (``set_result``)."""
+    st.session_state[WANT_WINDOW] = w
 
 
 def window() -> int:
@@ -73,6 +82,18 @@ def take_link_problems() -> list[str]:
     return st.session_state.pop(LINK_PROBLEMS, [])
 
 
+VIEW_NOTICES = "_view_notices"
+
+
+def view_notice(sentence: str) -> None:
+    """Something a taken view (a story's step, a class's) could not reproduce: shown once, as is."""
+    st.session_state.setdefault(VIEW_NOTICES, []).append(sentence)
+
+
+def take_view_notices() -> list[str]:
+    return st.session_state.pop(VIEW_NOTICES, [])
+
+
 RUNNING, REQUEST = "_summarize_running", "_summarize_requested"
 
 
@@ -101,3 +122,9 @@ def request_summarize() -> None:
 
 def take_summarize_request() -> bool:
     return bool(st.session_state.pop(REQUEST, False))
+
+
+def for_slide() -> bool:
+    """Whether this run makes a story's slide out of sight (ui.present): results a page computes on
+    request (a Run button) are computed then, since the slide shows its view, not a button."""
+    return st.session_state.get(CAPTURE) is not None

@@ -2,9 +2,9 @@
 link (``?story=ID``), so a story prepared on one machine is presented on another and survives
 restarts. No Streamlit.
 
-A step is {"title", "note", "view", "uid"} (uid: a name for its widgets); the view is what a
-class publishes and a link carries (page, document id, k, trigram blocking, weights, the pickers
-in ui.classroom.FOLLOWED: layer, head, view, colours, edits …). A story belongs to whoever made
+A step is {"title", "note", "view", "uid"} (uid: a name for its widgets); the view is ui.view's,
+what a class publishes and a link carries (page, document id, k, trigram blocking, weights, BERT
+window, every control of the page, and which of its charts the slide shows). A story belongs to whoever made
 it (an owner token kept in their session; the store holds its hash): their changes update it,
 anyone else's make a copy with a new link, so a link sent to stakeholders shows what was sent."""
 from __future__ import annotations

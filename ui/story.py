@@ -15,6 +15,8 @@ from viz.common import markdown_text
 
 STEPS, ID, OWNER = present.STEPS, "story_id", "story_owner"
 DIRTY, NOTICE, READ = "_story_dirty", "_story_notice", "_story_url_read"
+OPENED = "_story_opened"  # a story this session opened by its link: the banner above the page says so
+CHART = "story_chart"  # which of the page's charts a new step shows
 
 
 def read_link(store) -> None:
@@ -33,9 +35,23 @@ def read_link(store) -> None:
     if steps is None:  # the store is down: its notice says so, and the next run tries again
         st.session_state[READ] = False
         return
-    st.session_state.update({STEPS: steps, ID: story, OWNER: None})
+    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True})
     if st.query_params.get("present") == "1" and steps:
         present.start(0)
+
+
+def banner() -> None:
+    """Above the page of a session that opened a story's link: which story, and Present."""
+    steps = st.session_state.get(STEPS) or []
+    if not st.session_state.get(OPENED) or not steps:
+        return
+    with st.container(border=True, key="story_banner"):
+        st.markdown(f":material/slideshow: **Story: {markdown_text(steps[0]['title'] or 'untitled')}** · "
+                    f"{len(steps)} step{'s' if len(steps) != 1 else ''}. Its steps are in the sidebar under **Story**.")
+        c = st.columns([1, 1, 4])
+        c[0].button("Present", key="story_banner_present", type="primary", icon=":material/slideshow:",
+                    on_click=present.start)
+        c[1].button("Close", key="story_banner_close", on_click=st.session_state.pop, args=(OPENED, None))
 
 
 def changed() -> None:
@@ -56,6 +72,7 @@ def add(page: str, title: str) -> None:
         st.session_state[NOTICE] = "Summarize a document first: a story step is a view of a result."
         return
     view.pop("lesson", None)
+    view["chart"] = st.session_state.get(CHART) or None
     steps = st.session_state.setdefault(STEPS, [])
     steps.append({"title": (st.session_state.get("story_new_title") or title).strip()[:MAX_TITLE],
                   "note": (st.session_state.get("story_new_note") or "")[:MAX_NOTE], "view": view,
@@ -94,10 +111,12 @@ def persist(store) -> None:
     st.session_state[ID], st.session_state[OWNER] = saved
     if before and before != saved[0]:
         st.session_state[NOTICE] = ("Saved as your own copy, with a new link: the story you opened stays as it was.")
+    if st.query_params.get("story") not in (None, saved[0]):  # the address bar names the story being edited
+        st.query_params["story"] = saved[0]
 
 
-def panel(store, page: str, title: str, url: str) -> None:
-    """The sidebar's Story expander."""
+def panel(store, page: str, title: str, url: str):
+    """The sidebar's Story expander; → the place of its chart picker (``chart_picker``)."""
     persist(store)
     if st.session_state.get(NOTICE):
         st.info(markdown_text(st.session_state.pop(NOTICE)), icon=":material/info:")
@@ -105,12 +124,13 @@ def panel(store, page: str, title: str, url: str) -> None:
     full = len(steps) >= MAX_STEPS
     st.text_input("Title of this view", key="story_new_title", max_chars=MAX_TITLE, placeholder=title)
     st.text_area("Note", key="story_new_note", height=80, max_chars=MAX_NOTE, placeholder="What to say about it")
+    charts = st.empty()  # which of the page's charts: filled after the page (``chart_picker``)
     st.button("Add this view to the story", key="story_add", icon=":material/add_photo_alternate:", width="stretch",
               on_click=add, args=(page, title), disabled=full,
               help=f"A story holds at most {MAX_STEPS} steps." if full else
               "The view exactly as a link keeps it: page, document, k, weights, layer, head, view, colours, edits.")
     if not steps:
-        return
+        return charts
     st.markdown("\n".join(f"{i + 1}. {markdown_text(s['title'] or '(untitled)')}" for i, s in enumerate(steps)))
     st.session_state["story_pick"] = min(st.session_state.get("story_pick", 0), len(steps) - 1)
     i = st.selectbox("Step", range(len(steps)), key="story_pick",
@@ -134,6 +154,16 @@ def panel(store, page: str, title: str, url: str) -> None:
               help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, Esc to leave (F11: the "
                    "browser's full screen).")
     exports(steps)
+    return charts
+
+
+def chart_picker(slot, drawn: dict[str, str]) -> None:
+    """After the page: which of the charts it drew a new step shows (none drawn: its first, later)."""
+    if st.session_state.get(CHART) not in drawn:
+        st.session_state.pop(CHART, None)
+    if len(drawn) > 1:
+        slot.selectbox("Chart on the slide", list(drawn), key=CHART, format_func=lambda k: drawn[k][:80],
+                       help="A slide shows one chart of the page: this one.")
 
 
 def exports(steps: list[dict]) -> None:

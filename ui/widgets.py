@@ -14,7 +14,6 @@ from viz.palette import SEQUENTIAL as COLORSCALES  # noqa: F401  (the pages impo
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")
 
 
 @functools.lru_cache(maxsize=None)

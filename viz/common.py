@@ -98,7 +98,9 @@ def weight_colorscale(name: str, scale: str, n: int = 48) -> list:
     from plotly.colors import sample_colorscale
 
     y = np.linspace(0, 1, n)
-    return [[float(x), c] for x, c in zip(_inverse(y, scale), sample_colorscale(name, y.tolist()))]
+    x = _inverse(y, scale)
+    x[0], x[-1] = 0.0, 1.0  # exactly: plotly.js refuses a scale that ends at 0.9999999999999999 (log) and
+    return [[float(a), c] for a, c in zip(x, sample_colorscale(name, y.tolist()))]  # draws its default instead
 
 
 def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", title: str = "weight") -> dict:

@@ -23,6 +23,7 @@ class Slide:
     summary: list[str] = field(default_factory=list)
     settings: str = ""
     missing: str = ""               # why there is no chart (e.g. the document is no longer on the server)
+    html: str = ""                  # a page's HTML instead of a chart (the Why page's words; its text escaped)
 
 
 STYLE = f"""
@@ -31,11 +32,15 @@ STYLE = f"""
 h1{{font-size:clamp(1.4rem,3.2vh,2.6rem);margin:0 0 .4em}} .note{{font-size:clamp(1rem,2.4vh,1.8rem);white-space:pre-wrap;margin:0 0 .6em}}
 .chart{{height:62vh}} .plain,.settings,.count{{color:{MUTED_TEXT};font-size:clamp(.8rem,1.6vh,1.1rem)}}
 .summary{{font-size:clamp(.9rem,2vh,1.4rem)}} .missing{{font-size:1.3rem;padding:1em;border:2px dashed {MUTED_TEXT}}}
-.count{{position:fixed;right:2vw;bottom:1.2vh}}
-.print .chart{{height:100mm}}  /* the same on screen and on paper: Plotly sizes the chart before printing */
+.count{{text-align:right;margin:0}}  /* in the flow: it never covers text */
+.words{{max-height:62vh;overflow:auto;font-size:clamp(.8rem,1.6vh,1.1rem)}}
+/* printed: each slide is a page, and the chart takes what its text leaves (the same on screen and on
+   paper: Plotly sizes the chart before printing) */
+.print .slide{{display:flex;flex-direction:column;min-height:0;height:188mm;padding:0}}
+.print .chart{{flex:1 1 auto;min-height:60mm;height:auto}} .print .words{{max-height:none;overflow:hidden}}
 @page{{size:A4 landscape;margin:10mm}}
-@media print{{ .slide{{display:block;min-height:0;height:188mm;overflow:hidden;padding:0;break-after:page}}
-  .slide:last-of-type{{break-after:auto}} .count{{position:static;text-align:right;margin:0}}
+@media print{{ .slide{{display:flex;min-height:0;height:188mm;overflow:hidden;padding:0;break-after:page}}
+  .slide:last-of-type{{break-after:auto}}
   h1{{font-size:20pt}} .note{{font-size:13pt}} .summary{{font-size:11pt}}
   .plain,.settings{{font-size:9pt}} }}
 """
@@ -50,6 +55,11 @@ function draw(i) {
   if (!holder) return;
   const fig = JSON.parse(document.getElementById('fig-' + i).textContent);
   fig.layout.height = undefined; fig.layout.autosize = true;
+  for (const [name, axis] of Object.entries(fig.layout)) {  // no more labels than the axis holds (LABEL_PX)
+    if (!/^[xy]axis/.test(name) || !(axis.type === 'category' || axis.nticks)) continue;
+    const px = (name[0] === 'y' ? holder.clientHeight : holder.clientWidth) - 190;
+    axis.nticks = Math.max(2, Math.min(axis.nticks || 1e6, Math.floor(px / LABEL_PX)));
+  }
   Plotly.newPlot(holder, fig.data, fig.layout, {displaylogo: false, responsive: true, staticPlot: PRINT});
 }
 let at = 0;
@@ -70,14 +80,31 @@ else { show((parseInt(location.hash.slice(1)) || 1) - 1); }
 """
 
 
-def for_slide(figure: go.Figure) -> go.Figure:
+LABEL_PX = 16  # a token label's line on a slide: at most one label per this many pixels of its axis
+
+
+def for_slide(figure: go.Figure, height: int | None = None) -> go.Figure:
     """A copy of an app figure for a slide: the step's view only (no head buttons, which are
-    controls, nor their "head" label), and room for its labels (the app's margins are fixed for speed)."""
+    controls, nor their "head" label), room for its labels (the app's margins are fixed for speed)
+    and, at ``height``, no more category labels than its axes hold (hover still names every cell)."""
     fig = go.Figure(figure)
     fig.layout.updatemenus = ()  # (update_layout(updatemenus=[]) would keep them)
     fig.layout.annotations = [a for a in fig.layout.annotations if a.text != "head"]
     fig.update_layout(margin=dict(l=40, r=30, t=60, b=40))
+    if height is not None:
+        fig.update_layout(height=height)
+        fit_labels(fig, height, 1200)
     return fig.update_xaxes(automargin=True).update_yaxes(automargin=True)
+
+
+def fit_labels(fig: go.Figure, height: int, width: int) -> None:
+    """Thin the labels of ``fig``'s category axes to one per LABEL_PX pixels of a plot area about
+    ``height`` × ``width`` (the labels themselves take ~130 px of it)."""
+    for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
+        axis = fig.layout[name]
+        if axis.type == "category" or axis.nticks:
+            px = (height if name.startswith("y") else width) - 190
+            axis.nticks = max(2, min(axis.nticks or 10**6, px // LABEL_PX))
 
 
 def _bold(text: str) -> str:
@@ -100,6 +127,8 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False) -> str:
             fig = for_slide(s.figure).to_json().replace("</", "<\\/")  # no "</script>" inside the script
             part.append(f"<div class='chart' id='chart-{i}'></div>"
                         f"<script type='application/json' id='fig-{i}'>{fig}</script>")
+        elif s.html:
+            part.append(f"<div class='words'>{s.html}</div>")
         elif s.missing:
             part.append(f"<p class='missing'>{html.escape(s.missing)}</p>")
         if s.summary:
@@ -113,5 +142,5 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False) -> str:
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body class='{'print' if printable else ''}'>" + "".join(body)
-            + f"<script>const PRINT = {json.dumps(printable)};{SCRIPT}</script></body></html>")
+            + f"<script>const PRINT = {json.dumps(printable)}, LABEL_PX = {LABEL_PX};{SCRIPT}</script></body></html>")
 

@@ -2,7 +2,7 @@
 
 The teacher starts a class from the sidebar and gets a short code and a join link
 (``?class=CODE``, also as a QR code). After each of the teacher's runs the view they see (page,
-document, k, trigram blocking, weights, the pickers in ``FOLLOWED``, the lesson step) is written
+document, k, trigram blocking, weights, the shown page's controls (ui.view), the lesson step) is written
 to the shared store; its ``version`` goes up only when something changed, and goes to a tiny
 static file too. A student's browser reads that file every second (every half second behind
 scripts/serve.py, where nginx serves it); when the number moves, the student's session takes the
@@ -37,5 +37,5 @@ from ui.classroom.lead import publish_mine, teacher_panel  # noqa: F401
 from ui.classroom.lessons import Lesson, Step, lessons, load_lesson, script_of  # noqa: F401
 from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE, PENDING,  # noqa: F401
                                   RESUME, SESSION, STEP, TEACHING)
-from ui.classroom.steps import choice_hidden, lesson_panel, step_text  # noqa: F401
+from ui.classroom.steps import choice_hidden, lesson_panel, read_link, step_text  # noqa: F401
 from ui.classroom.store import *  # noqa: F401,F403

@@ -12,7 +12,7 @@ from ui.classroom.answers import TOKEN, sit
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
 from ui.classroom.lessons import script_of
-from ui.classroom.store import (FOLLOWED, POLL_PROXIED_S, POLL_S, SEEN_S, lookup, mirrors, poll_name, seen,
+from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, lookup, mirrors, poll_name, seen,
                                 teacher_away, version)
 from ui.errors import shared
 
@@ -46,24 +46,29 @@ def apply_pending(page) -> None:
     view = st.session_state.get(PENDING)
     if view is None:
         return
-    if view["page"] != page.url_path:
-        st.switch_page(script_of(view["page"]))
+    if view["page"] != page.url_path:  # (the address keeps the class, the seat and the story it names)
+        st.switch_page(script_of(view["page"]), query_params={k: st.query_params[k] for k in ("class", "seat", "story")
+                                                             if k in st.query_params})
     del st.session_state[PENDING]
+    from ui import view as V
     from ui.models import weights_choices
 
     if view.get("text") is not None:
         st.session_state.update({"document": view["text"], "k": view["k"], "block_trigram": view["tb"]})
         if view.get("w") in weights_choices():
             st.session_state["weights"] = view["w"]
+        elif view.get("w"):
+            from viz.common import markdown_text
+
+            state.view_notice(f"This view's model {markdown_text(str(view['w'])[:80])} is not one this server has: "
+                              f"it is shown with {markdown_text(st.session_state.get('weights') or weights_choices()[0])}.")
         p, w = state.params(), st.session_state.get("weights")
         if p is None or (p["text"], p["k"], p["block_trigram"], p["weights"]) != (view["text"], view["k"], view["tb"], w):
             state.request_summarize()
-    for key, value in view["pickers"].items():
-        if key in FOLLOWED:  # a stored view names nothing else of a student's session
-            st.session_state[state.keep(key)] = value
-    if view.get("complete"):  # the teacher's whole view: a picker it does not name is at its default
-        for key in set(FOLLOWED) - set(view["pickers"]):
-            st.session_state.pop(key, None)
+            state.want_window(view.get("win") or 0)
+        else:
+            st.session_state[state.WINDOW] = view.get("win") or 0
+    V.take(st.session_state, view["pickers"], state.keep, complete=bool(view.get("complete")))
     st.session_state[STEP] = view.get("lesson")
 
 
@@ -76,6 +81,9 @@ def teacher_view(store, code: str) -> dict | None:
     st.session_state[APPLIED] = v
     if not view:
         return None
+    from ui import view as V
+
+    view, _ = V.from_store(view)  # only controls' values, as the session holds them (a tampered one is left out)
     return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True}
 
 

@@ -14,22 +14,20 @@ from ui import state
 from ui.classroom import session as S
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
                                   stop_leading)
-from ui.classroom.store import (FOLLOWED, SEEN_S, TEACHER_SEAT, Throttle, attendance, end, leads, new_resume_key,
+from ui.classroom.store import (SEEN_S, TEACHER_SEAT, Throttle, attendance, end, leads, new_resume_key,
                                 may_lead, publish, seen, start, take_lead, valid_code, version)
 from ui.errors import shared
 
 
 def my_view(page: str) -> dict | None:
-    """What this session shows, as a class publishes it (None before a Summarize)."""
-    from ui import link
+    """What this session shows, as a class publishes it and a story keeps it (None before a Summarize)."""
+    from ui import link, view
 
     params = state.params()
     if params is None:
         return None
-    lesson = st.session_state.get(STEP)
-    return {"page": page, "doc": link.doc_id(params["text"]), "k": params["k"], "tb": params["block_trigram"],
-            "w": params["weights"], "pickers": {k: st.session_state[k] for k in FOLLOWED if k in st.session_state},
-            "lesson": lesson}
+    return {**view.current(st.session_state, page, params, link.doc_id(params["text"])),
+            "lesson": st.session_state.get(STEP)}
 
 
 def publish_mine(store, page: str) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ui.classroom.questions import Ask, from_toml, table_problems
-from ui.classroom.store import FOLLOWED
+from ui import view as V
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
@@ -35,14 +35,10 @@ class Lesson:
     steps: tuple[Step, ...]
 
 
-ONE_BASED = {"bert_layer", "bert_head", "inter_layer", "inter_head", "learn_layer", "learn_head"}
-
-
 def parse(text: str, name: str) -> Lesson:
-    """A lesson from its TOML text (checked first: ``problems``)."""
+    """A lesson from its TOML text (checked first: ``problems``); its views through ui.view (numbers from 1)."""
     d = tomllib.loads(text)
-    steps = tuple(Step(s.get("page", ""), {k: (v - 1 if k in ONE_BASED and isinstance(v, int) else v)
-                                           for k, v in s.get("view", {}).items()}, s["text"], s.get("question", ""),
+    steps = tuple(Step(s.get("page", ""), V.from_toml(s.get("view", {}))[0], s["text"], s.get("question", ""),
                        from_toml(s["answer"]) if "answer" in s else None)
                   for s in d["steps"])
     return Lesson(name, d["title"], d["document"], int(d.get("k", 3)), steps)
@@ -108,9 +104,10 @@ def problems(text: str) -> list[tuple[int, str]]:
         if not isinstance(s.get("page", ""), str) or (s.get("page") or "summary") not in pages:
             out.append((line_of("page", n), where + f"page {s.get('page')!r} is not a page of the app "
                                                     f"(\"\" for Summary, or one of {', '.join(sorted(pages - {'summary'}))})"))
-        for key in s.get("view", {}) if isinstance(s.get("view"), dict) else ():
-            if key not in FOLLOWED:
-                out.append((line_of(key, n, "view"), where + f"view key {key!r} is not a picker a lesson sets"))
+        if isinstance(s.get("view"), dict):
+            out += [(line_of(key, n, "view"), where + problem) for key, problem in V.from_toml(s["view"])[1]]
+        elif "view" in s:
+            out.append((line_of("view", n), where + "view must be a table: [steps.view]"))
         unknown = set(s) - {"page", "text", "question", "view", "answer"}
         out += [(line_of(k, n), where + f"unknown key {k!r}") for k in sorted(unknown)]
         if "answer" not in s:

@@ -47,10 +47,6 @@ def lesson_panel(examples: dict) -> None:
     if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
         return  # a student following: the teacher turns the pages
     found = all_lessons()
-    if not st.session_state.get("lesson_url_read"):  # ?lesson=NAME opens on that lesson
-        st.session_state["lesson_url_read"] = True
-        if st.query_params.get("lesson") in found:
-            st.session_state[state.keep("class_lesson")] = st.query_params["lesson"]
     none = "— no lesson —"  # an option of its own: a None value reads as no choice
     name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"),
                         format_func=lambda n: found[n].title if n in found else n)
@@ -73,6 +69,26 @@ def lesson_panel(examples: dict) -> None:
     c[1].button("Next" if step["step"] >= 0 else "Start", key="lesson_next", type="primary", width="stretch",
                 disabled=step["step"] >= len(lesson.steps) - 1, on_click=go_to_step,
                 args=(lesson, step["step"] + 1, examples))
+
+
+def read_link(examples: dict) -> None:
+    """Once per session, before the view is taken: ``?lesson=NAME`` opens that lesson at its first
+    step (its page, document and view); an unknown name is one sentence."""
+    if st.session_state.get("lesson_url_read"):
+        return
+    st.session_state["lesson_url_read"] = True
+    name = st.query_params.get("lesson")
+    if not name:
+        return
+    found = all_lessons()
+    if name not in found:
+        from viz.common import markdown_text
+
+        state.set_link_problems([f"lesson {markdown_text(name[:60])} is not a lesson of this server "
+                                 f"({', '.join(found) or 'none'})"])
+        return
+    st.session_state[state.keep("class_lesson")] = name
+    go_to_step(found[name], 0, examples)
 
 
 def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:

@@ -16,7 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
-__all__ = ["POLL_S", "POLL_PROXIED_S", "SEEN_S", "STATIC", "FOLLOWED", "CODE_LETTERS", "TEACHER_SEAT", "AWAY_S",
+__all__ = ["POLL_S", "POLL_PROXIED_S", "SEEN_S", "STATIC", "CODE_LETTERS", "TEACHER_SEAT", "AWAY_S",
            "FREE_TRIES", "MAX_WAIT_S", "FORGET_S", "KEEP_ENDED_S", "hours", "valid_code", "start", "leads", "end",
            "publish", "version", "lookup", "seen", "attendance", "new_resume_key", "may_lead", "take_lead",
            "teacher_away", "delay", "Throttle", "poll_name", "static_file", "poll_file", "mirror", "mirrors"]
@@ -26,9 +26,6 @@ POLL_S = 1.0  # a student's browser's check of the class version (a static file 
 POLL_PROXIED_S = 0.5  # the same behind scripts/serve.py, where nginx serves it (~30 µs of CPU a read)
 SEEN_S = 20.0  # a student's "still here"; connected = seen in the last 3 × SEEN_S
 STATIC = ROOT / "static" / "classes"  # served at app/static/classes/ (server.enableStaticServing)
-FOLLOWED = ("bert_view", "bert_layer", "bert_head", "bert_colors", "bert_scale", "bert_show", "bert_alti",
-            "inter_layer", "inter_head", "inter_show", "heads_view", "learn_layer", "learn_head", "learn_sep",
-            "whatif_edits")
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 TEACHER_SEAT = ""  # the teacher's row in attendance (students' sessions are uuid hex): when last seen
 AWAY_S = 120.0  # a teacher unseen this long is "away" (tab closed, laptop asleep): students are told
@@ -96,7 +93,7 @@ def publish(store, code: str, view: dict, leader: str) -> bool:
         return False
     if rows[0][0] == text:
         return True
-    old = json.loads(rows[0][0])
+    old, view = json.loads(rows[0][0]), json.loads(text)  # (both as JSON has them: tuples are lists)
     pickers, before = view.get("pickers") or {}, old.get("pickers") or {}
     only_added = ({**old, "pickers": None} == {**view, "pickers": None}
                   and all(k in pickers and pickers[k] == v for k, v in before.items()))
