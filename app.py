@@ -29,7 +29,7 @@ from ui.resources import document_store, get_model  # noqa: E402
 from ui.runs import current_trace, run_trace  # noqa: E402
 from ui.widgets import example_text, examples, load_upload, result_caption  # noqa: E402
 
-st.set_page_config(page_title="Attention microscope", page_icon=":material/biotech:", layout="wide")
+st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
 start_session()
 state.carry_widgets()
 

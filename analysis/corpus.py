@@ -69,6 +69,8 @@ def read_input(path: str | Path, done: set[str], limit: int | None = None,
                 why = f"not valid JSON ({e.msg.lower()} at character {e.pos + 1})"
             except ValueError as e:
                 why = str(e)[:200]
+            except RecursionError:
+                why = "nested too deeply to be a document"
             else:
                 why = None
             if why is not None:

@@ -2,7 +2,6 @@
 open a results directory, or run a small corpus from an uploaded JSONL."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -11,7 +10,6 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -22,7 +20,7 @@ from ui.figures import plot
 from ui.legacy import start_session
 from ui.models import default_model, model_arguments
 from ui.widgets import ROOT
-from ui.corpus_runs import EXAMPLE_NAME, MAX_DOCS, check_upload, corpus_root, prune, run_dir, runs
+from ui.corpus_runs import MAX_DOCS, UPLOAD, check_upload, corpus_root, folder, new_upload, prune, runs
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram
 
@@ -34,10 +32,10 @@ def run_queue() -> dict:
             "running": 0, "lock": threading.Lock()}
 
 
-def run_small(lines: list[str]) -> Path:
+def run_small(lines: list[str]) -> str:
     """Run analysis.corpus on uploaded lines in a subprocess (its own Ray, its session folders in a
     temporary folder removed after), after the runs queued before it; a progress bar is fed by
-    the shards it writes. Returns the results directory."""
+    the shards it writes. Returns the run's name (``upload:TOKEN``: this session's own)."""
     queue, me = run_queue(), object()
     with queue["lock"]:
         queue["waiting"].append(me)
@@ -60,8 +58,7 @@ def run_small(lines: list[str]) -> Path:
         corpus_root().mkdir(parents=True, exist_ok=True)
         prune()
         text = "\n".join(lines) + "\n"
-        out = corpus_root() / f"upload-{time.strftime('%Y%m%d-%H%M%S')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-        out.mkdir(parents=True, exist_ok=True)
+        name, out = new_upload()
         (out / "input.jsonl").write_text(text, encoding="utf-8")
         cmd = [sys.executable, "-m", "analysis", "corpus", str(out / "input.jsonl"), "--out", str(out), "--stats",
                "--workers", "1", *model_arguments(st.session_state.get("weights") or default_model())]
@@ -82,8 +79,8 @@ def run_small(lines: list[str]) -> Path:
             proc.wait()
             bar.empty()
         if proc.returncode != 0:  # the log stays on the server: it may name paths
-            raise RuntimeError(f"its log is kept on the server as {out.name}/run.log")
-        return out
+            raise RuntimeError("its log is kept on the server")
+        return name
     finally:
         with queue["lock"]:
             queue["running"] -= 1
@@ -103,19 +100,36 @@ st.markdown("What the summarizer and its heads do **over many documents**: the s
 c1, c2 = st.columns(2)
 upload = c2.file_uploader(f"…or run a JSONL corpus (up to {MAX_DOCS} documents)", type=["jsonl"], key="corpus_upload",
                           help='One {"id": ..., "text": ..., "reference": ...} per line; "reference" is optional.')
+OWN = "corpus_own"  # this session's uploaded runs (their names): listed here, and to nobody else
+own = st.session_state.setdefault(OWN, [])
+if str(st.session_state.get("corpus_run", "")).startswith(UPLOAD) and st.session_state["corpus_run"] not in own:
+    own.append(st.session_state["corpus_run"])  # a link to an upload (its unguessable name): opened, as a story's
 if upload is not None and c2.button("Run the corpus", type="primary"):
     try:  # before the run picker is drawn, so it can show the new results
-        st.session_state["corpus_run"] = run_small(check_upload(upload.getvalue())).name
+        st.session_state["corpus_run"] = run_small(check_upload(upload.getvalue()))
+        own.append(st.session_state["corpus_run"])
     except ValueError as e:
         st.error(f"{markdown_text(e)}. Nothing was run.")
     except (RuntimeError, OSError) as e:
         st.error(f"The corpus run failed: {markdown_text(e)}")
-available = runs()
+available = runs(own)
 if st.session_state.get("corpus_run") not in available:
+    if st.session_state.get("corpus_run"):
+        st.warning("This view's corpus run is not on this server (an upload is kept 7 days): showing the example.")
     state.forget("corpus_run")
-name = c1.selectbox("Corpus run", list(available), key=state.keep("corpus_run"),
-                    help="The example and the runs in this server's corpus folder (MICROSCOPE_CORPUS_ROOT).")
-directory = available[name] if name == EXAMPLE_NAME else run_dir(name)
+
+
+def run_label(name: str) -> str:
+    if not name.startswith(UPLOAD):
+        return name
+    made = time.strftime("%d %b %H:%M", time.localtime(available[name].stat().st_mtime))
+    return f"Your upload of {made} (only you see it; its link opens it)"
+
+
+name = c1.selectbox("Corpus run", list(available), key=state.keep("corpus_run"), format_func=run_label,
+                    help="The example, your uploads and the runs made on this server's command line "
+                         "(MICROSCOPE_CORPUS_ROOT). Another visitor's upload is never listed.")
+directory = folder(name)
 report_path = directory / "report.json"
 try:
     report = json.loads(report_path.read_text(encoding="utf-8"))

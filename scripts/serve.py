@@ -14,13 +14,17 @@ Each process keeps its own model and caches.
 
 ``--upstream`` adds app processes started elsewhere (``streamlit run app.py --server.port P`` on
 another machine with the same MICROSCOPE_STORE, and this run's MICROSCOPE_PROXY_SECRET, printed at
-start). Ctrl-C stops everything this started.
+start). Ctrl-C, SIGTERM or SIGHUP stops everything this started.
 
 Security (docs/security.md): nginx tells the app who is asking (X-Real-IP, for the password
 throttle) with a secret header the app checks (MICROSCOPE_PROXY_SECRET: random per run unless set);
 a request without it is its socket's peer. ``--certfile``/``--keyfile``: HTTPS and websockets over
-TLS, the route cookie Secure, HSTS, plain HTTP on that port redirected. nginx hides its version, runs
-its workers as an unprivileged user when started as root, and limits each address's connections.
+TLS, the route cookie and Streamlit's cookies Secure, HSTS, plain HTTP on that port redirected. nginx
+sends a Content-Security-Policy (no other host's content; framed only by the app itself unless
+--frame-ancestors says who else), hides its version, runs its workers as an unprivileged user when
+started as root, and limits each address's connections; its configuration (which holds the
+secret) and its log are readable by their owner only, and the app processes believe no
+X-Forwarded-For.
 Logs and the store default to a private per-user folder (0700, owner checked)."""
 from __future__ import annotations
 
@@ -86,7 +90,8 @@ http {{
       proxy_read_timeout 1d;
       proxy_connect_timeout 3s;  # a host that does not answer (cut off): the next one, not a minute's wait
       add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax{secure}" always;
-{hsts}{extra}    }}
+      add_header Content-Security-Policy "{csp}" always;
+{cookie_flags}{hsts}{extra}    }}
   }}
 }}
 """
@@ -113,6 +118,15 @@ TLS = """\
     error_page 497 =301 https://$host:$server_port$request_uri;  # plain HTTP on this port: to HTTPS
 """
 HSTS = '      add_header Strict-Transport-Security "max-age=31536000" always;\n'
+# What the app's pages load: its own scripts and styles (Streamlit and Plotly use inline styles, the
+# components inline scripts), images from itself and data:/blob: URLs (charts, the QR code), its
+# websocket. No other host: an image a lesson names from elsewhere is not fetched. frame-ancestors:
+# who may frame the app (--frame-ancestors; default itself only).
+CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' ws: wss:; worker-src 'self' blob:; "
+       "frame-src 'self' blob: data:; object-src 'none'; base-uri 'self'; form-action 'self'; "
+       "frame-ancestors {ancestors}")
+SECURE_COOKIES = "      proxy_cookie_flags ~ secure;  # Streamlit's cookies (_streamlit_xsrf) too, under TLS\n"
 
 
 def worker_user() -> tuple[str, str] | None:
@@ -148,7 +162,11 @@ class Proxy:
 
     def __init__(self, upstreams: list[str], port: int | None = None, listen: str = "127.0.0.1",
                  serve_classes: bool = True, show_upstream: bool = False, secret: str = "",
-                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT):
+                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT,
+                 frame_ancestors: str = "'self'"):
+        if any(c in frame_ancestors for c in ";\"{}$\\\n"):
+            raise ValueError("--frame-ancestors takes sources such as 'self' https://school.example")
+        self.frame_ancestors = frame_ancestors
         self.upstreams, self.port, self.listen = upstreams, port or free_port(), listen
         self.serve_classes, self.show_upstream = serve_classes, show_upstream
         self.secret, self.conn_limit = secret, conn_limit
@@ -178,11 +196,15 @@ class Proxy:
                                  poll_burst=2 * POLL_RATE, hsts=hsts)
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
         tls = TLS.format(certfile=self.certfile, keyfile=self.keyfile) if self.certfile else ""
-        (self.dir / "nginx.conf").write_text(NGINX_CONF.format(
+        conf = self.dir / "nginx.conf"  # it holds the proxy secret: readable by its owner only, as its log
+        for name in ("nginx.conf", "error.log"):
+            os.close(os.open(self.dir / name, os.O_CREAT | os.O_WRONLY, 0o600))
+        conf.write_text(NGINX_CONF.format(
             user=f"user {worker[0]} {worker[1]};\n" if worker else "", dir=self.dir, servers=servers,
             listen=self.listen, port=self.port, ssl=" ssl" if self.certfile else "", tls=tls, classes=classes,
             poll_rate=POLL_RATE, conn_limit=self.conn_limit, secret=self.secret,
-            secure="; Secure" if self.certfile else "", hsts=hsts, extra=extra))
+            secure="; Secure" if self.certfile else "", hsts=hsts, extra=extra,
+            csp=CSP.format(ancestors=self.frame_ancestors), cookie_flags=SECURE_COOKIES if self.certfile else ""))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)
@@ -208,7 +230,9 @@ class Cluster:
 
     def __init__(self, processes: int, log_dir: Path, port: int | None = None, listen: str = "127.0.0.1",
                  upstreams: tuple[str, ...] = (), env: dict[str, str] | None = None, app_args: tuple[str, ...] = (),
-                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT):
+                 certfile: Path | None = None, keyfile: Path | None = None, conn_limit: int = CONN_LIMIT,
+                 frame_ancestors: str = "'self'"):
+        self.frame_ancestors = frame_ancestors
         self.processes, self.log_dir, self.port, self.listen = processes, Path(log_dir), port, listen
         self.upstreams, self.env, self.app_args = list(upstreams), dict(env or {}), tuple(app_args)
         self.certfile, self.keyfile, self.conn_limit = certfile, keyfile, conn_limit
@@ -218,8 +242,11 @@ class Cluster:
     def __enter__(self):
         self.stack = ExitStack()
         private_folder(self.log_dir)
+        # FORWARDED_ALLOW_IPS empty: uvicorn (under Streamlit) believes no X-Forwarded-For, not even from
+        # loopback, where a local user could send one straight to an app port; nginx names the client
+        # with X-Real-IP and the secret instead (ui.classroom.session.client)
         env = {"MICROSCOPE_STORE": str(self.log_dir / "documents.sqlite3"), **os.environ, **self.env,
-               PROXY_SECRET: self.secret}
+               PROXY_SECRET: self.secret, "FORWARDED_ALLOW_IPS": ""}
         self.store = env["MICROSCOPE_STORE"]  # what the processes share
         try:
             self.servers = [self.stack.enter_context(Server(self.log_dir / f"app{i + 1}.log", env=env,
@@ -232,7 +259,8 @@ class Cluster:
             else:
                 self.proxy = self.stack.enter_context(Proxy(upstreams, self.port, self.listen, secret=self.secret,
                                                             certfile=self.certfile, keyfile=self.keyfile,
-                                                            conn_limit=self.conn_limit))
+                                                            conn_limit=self.conn_limit,
+                                                            frame_ancestors=self.frame_ancestors))
                 self.url = self.proxy.url
         except BaseException:
             self.stack.close()
@@ -267,6 +295,9 @@ def main(argv=None) -> None:
     p.add_argument("--model", action="append", default=[], metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
                    help="a model every app process offers (repeatable; as for streamlit run app.py -- --model)")
     p.add_argument("--models", action="append", default=[], metavar="FILE.toml", help="models from a TOML file")
+    p.add_argument("--frame-ancestors", default="'self'", metavar="SOURCES",
+                   help="who may show the app in a frame (CSP frame-ancestors; default: %(default)s, the app itself; "
+                        "e.g. \"'self' https://school.example\" to embed it there)")
     args = p.parse_args(argv)
     if bool(args.certfile) != bool(args.keyfile):
         p.error("--certfile and --keyfile go together")
@@ -274,8 +305,13 @@ def main(argv=None) -> None:
     app_args = tuple(a for m in specs for a in ("--model", f"{m.name}={m.backbone.resolve()}" + (
         f",{m.checkpoint.resolve()}" if m.checkpoint else ""))) + tuple(
         a for f in args.models for a in ("--models", str(Path(f).resolve())))
+    def stop(signum, frame):  # a service manager's SIGTERM, a closed terminal's SIGHUP: as Ctrl-C, all stopped
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
     with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream), app_args=app_args,
-                 certfile=args.certfile, keyfile=args.keyfile) as cluster:
+                 certfile=args.certfile, keyfile=args.keyfile, frame_ancestors=args.frame_ancestors) as cluster:
         scheme = "https" if args.certfile else "http"
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
               f"{scheme}://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
@@ -299,4 +335,7 @@ def state_folder() -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # (stopped while starting: everything started is stopped already)
+        pass

@@ -377,6 +377,13 @@ def test_corpus_page_runs_uploads_one_at_a_time(server, browser, shots, tmp_path
         assert page.get_by_test_id("stMetricValue").first.inner_text() == n
     pages[1].get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
     pages[1].screenshot(path=str(shots / "corpus.png"), full_page=True)
+    pages.append(open_app(browser, server))  # a third visitor: no upload of anyone's is listed (issue 57)
+    go_to(pages[2], "Corpus")
+    for page, mine in zip(pages, (1, 1, 0)):
+        page.get_by_role("combobox", name="Corpus run").click()
+        options = page.get_by_role("option").all_inner_texts()
+        page.keyboard.press("Escape")
+        assert sum(o.startswith("Your upload") for o in options) == mine, options
     for page in pages:
         page.close()
 

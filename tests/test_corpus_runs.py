@@ -86,10 +86,10 @@ def test_the_corpus_page_opens_the_shipped_example_for_a_newcomer(tmp_path):
 
 @pytest.mark.parametrize("broken", ["not json", json.dumps({"documents": 3}), None])
 def test_a_broken_run_is_one_line_not_a_traceback(tmp_path, broken):
-    run = tmp_path / "upload-broken"
+    run = tmp_path / "broken-run"
     run.mkdir()
     (run / "report.json").write_text(broken if broken is not None else (C.EXAMPLE / "report.json").read_text())
     at = corpus_page(tmp_path)
-    at.selectbox(key="corpus_run").set_value("upload-broken").run()
+    at.selectbox(key="corpus_run").set_value("broken-run").run()
     assert not at.exception and len(at.error) == 1 and "cannot be read" in at.error[0].value
     assert "Error" not in at.error[0].value  # words, not an exception's class name

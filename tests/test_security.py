@@ -9,6 +9,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -170,3 +171,89 @@ def test_servers_files_are_private_and_a_folder_of_another_user_is_refused(tls_c
     os.chown(theirs, 65534, 65534)  # nobody
     with pytest.raises(SystemExit, match="belongs to another user"):
         main(["--logs", str(theirs), "--processes", "1"])
+
+
+def test_csp_frames_secure_cookies_and_private_nginx_files(tls_cluster):
+    """Issue 57: nginx sends a Content-Security-Policy (no other host's content, framed only by the
+    app itself); Streamlit's own cookie is Secure under TLS; nginx's configuration, which holds the
+    proxy secret, and its log are readable by their owner only. And the app works under the CSP: a
+    summary and a heatmap drawn in Chromium with no violation reported."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.common import launch_chromium
+
+    head = curl("--cacert", str(tls_cluster.cert), tls_cluster.url + "/")
+    policy = next(line for line in head.splitlines() if line.lower().startswith("content-security-policy:"))
+    assert "frame-ancestors 'self'" in policy and "default-src 'self'" in policy and "img-src 'self' data: blob:" in policy
+    xsrf = [line for line in head.splitlines() if line.lower().startswith("set-cookie: _streamlit_xsrf")]
+    assert all("secure" in line.lower() for line in xsrf), xsrf
+    folder = tls_cluster.proxy.dir
+    assert all((folder / f).stat().st_mode & 0o077 == 0 for f in ("nginx.conf", "error.log")), \
+        {f: oct((folder / f).stat().st_mode) for f in ("nginx.conf", "error.log")}
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_context(ignore_https_errors=True).new_page()
+        refused = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        page.goto(tls_cluster.url + "/")
+        page.get_by_role("button", name="Try an example").click()
+        page.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+        page.get_by_test_id("stSidebarNav").get_by_text("BERT attention", exact=True).click()
+        page.locator(".js-plotly-plot .hm image").first.wait_for(timeout=120_000)
+        assert page.get_by_test_id("stException").count() == 0
+        browser.close()
+    assert not refused, refused[:3]
+
+
+def test_a_forwarded_for_header_straight_to_an_app_port_is_not_believed(tls_cluster):
+    """Issue 57: uvicorn (under Streamlit) would take X-Forwarded-For from loopback as the client's
+    address; serve.py's app processes believe none (FORWARDED_ALLOW_IPS empty) and the app calls
+    such a request "unknown" besides: a local user cannot be throttled or logged as someone else."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.common import launch_chromium
+    from ui.store import Store
+
+    store = Store(tls_cluster.store)
+    store.run("DELETE FROM throttle")
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        context = browser.new_context(extra_http_headers={"X-Forwarded-For": FORGED})
+        page = context.new_page()
+        page.goto(tls_cluster.servers[0].url + "/")
+        side = page.get_by_test_id("stSidebar")
+        side.get_by_text("Class & lessons").click()
+        side.get_by_label("Teacher password").fill("not it")
+        side.get_by_role("button", name="Start a class").click()
+        side.get_by_text("Wrong teacher password").wait_for(timeout=120_000)
+        browser.close()
+    assert {row[0] for row in store.run("SELECT who FROM throttle", (), True)} == {"unknown"}
+
+
+def test_serve_stops_everything_it_started_on_sigterm_and_sighup(tmp_path):
+    """A service manager stops serve.py with SIGTERM (a closed terminal sends SIGHUP): nginx and every
+    app process it started go with it."""
+    import signal as sig
+
+    from benchmarks.common import descendants, free_port, wait_healthy
+
+    for signum in (sig.SIGTERM, sig.SIGHUP):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--processes", "1", "--port",
+                                 str(port), "--listen", "127.0.0.1", "--logs", str(tmp_path / f"logs{signum}")],
+                                cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_healthy(proc, f"http://127.0.0.1:{port}", 120, "serve.py")
+            started = descendants(proc.pid)
+            assert len(started) >= 2, started  # an app process and nginx (and its workers)
+            proc.send_signal(signum)
+            proc.wait(60)
+            deadline = time.time() + 30
+            while any(Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+                      for pid in started):
+                assert time.time() < deadline, [pid for pid in started if Path(f"/proc/{pid}").exists()]
+                time.sleep(0.2)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, sig.SIGKILL)

@@ -1,9 +1,17 @@
 """Where the Corpus page finds corpus runs, and what it accepts: one root folder on the server
 (MICROSCOPE_CORPUS_ROOT), the runs under it and the shipped example, nothing else; uploads
-checked before anything runs; old runs removed. No Streamlit here."""
+checked before anything runs; old runs removed. No Streamlit here.
+
+Whose runs (issue 57): the example and the runs made on the server's command line (folders
+directly under the root) are public, listed to every visitor. A run uploaded in the app belongs to
+whoever started it: it lives under ``uploads/`` in a folder named by a random 128-bit token, is
+listed only in its maker's session, and opens elsewhere only by a link naming ``upload:TOKEN``
+(unguessable, as a story's id)."""
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import shutil
 import time
 from pathlib import Path
@@ -31,12 +39,46 @@ def run_dir(name: str) -> Path:
     return path
 
 
-def runs() -> dict[str, Path]:
-    """The example, then the runs under the root, newest first."""
+UPLOADS = "uploads"  # the folder of uploaded runs under the root, one token-named folder each
+UPLOAD = "upload:"  # an uploaded run's name: UPLOAD + its token
+TOKEN = re.compile(r"[A-Za-z0-9_-]{22}")  # secrets.token_urlsafe(16)
+
+
+def new_upload() -> tuple[str, Path]:
+    """A new uploaded run's name (``upload:TOKEN``) and its folder (made)."""
+    token = secrets.token_urlsafe(16)
+    path = corpus_root() / UPLOADS / token
+    path.mkdir(parents=True)
+    return UPLOAD + token, path
+
+
+def folder(name: str) -> Path:
+    """Where the run ``name`` is: the example, an upload by its token, or a public run under the root;
+    ValueError for anything else."""
+    if name == EXAMPLE_NAME:
+        return EXAMPLE
+    if name.startswith(UPLOAD):
+        if not TOKEN.fullmatch(name[len(UPLOAD):]):
+            raise ValueError("that is not the name of an uploaded corpus run")
+        return corpus_root() / UPLOADS / name[len(UPLOAD):]
+    return run_dir(name)
+
+
+def runs(own=()) -> dict[str, Path]:
+    """The example, this session's uploads (``own``: their names), then the public runs under the
+    root, newest first. Folders named ``upload-…`` are uploads an older version kept under the root:
+    never listed."""
     root = corpus_root()
-    found = sorted((p for p in root.glob("*/report.json")), key=lambda p: p.stat().st_mtime, reverse=True) \
-        if root.is_dir() else []
-    return {EXAMPLE_NAME: EXAMPLE, **{p.parent.name: p.parent for p in found}}
+    found = sorted((p for p in root.glob("*/report.json") if not p.parent.name.startswith(("upload-", UPLOADS))),
+                   key=lambda p: p.stat().st_mtime, reverse=True) if root.is_dir() else []
+    mine = {}
+    for name in own:
+        try:
+            if (folder(name) / "report.json").is_file():
+                mine[name] = folder(name)
+        except ValueError:
+            pass
+    return {EXAMPLE_NAME: EXAMPLE, **mine, **{p.parent.name: p.parent for p in found}}
 
 
 def prune(keep: int = int(os.environ.get("MICROSCOPE_CORPUS_KEEP", 20)), days: float = 7,
@@ -44,7 +86,9 @@ def prune(keep: int = int(os.environ.get("MICROSCOPE_CORPUS_KEEP", 20)), days: f
     """Remove runs beyond the ``keep`` newest, older than ``days``, or past ``max_mb`` in all
     (the oldest go first)."""
     root = corpus_root()
-    dirs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+    uploads = root / UPLOADS
+    dirs = sorted((p for base in (root, uploads) if base.is_dir() for p in base.iterdir() if p.is_dir() and p != uploads),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
     total = 0.0
     for n, d in enumerate(dirs):
         total += sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2 ** 20

@@ -46,6 +46,10 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     # name; numbered by when it first sat), one answer per seat and step until the step is revealed
     "CREATE TABLE IF NOT EXISTS seats (code TEXT NOT NULL, token TEXT NOT NULL, joined DOUBLE PRECISION NOT NULL, "
     "PRIMARY KEY (code, token))",
+    # which client address each seat came from (the cap of new seats per address), and the seats refused
+    "CREATE TABLE IF NOT EXISTS seat_clients (code TEXT NOT NULL, token TEXT NOT NULL, client TEXT NOT NULL, "
+    "PRIMARY KEY (code, token))",
+    "CREATE TABLE IF NOT EXISTS seat_refused (code TEXT PRIMARY KEY, n INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
     "answer TEXT NOT NULL, correct INTEGER, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, step, seat))",
     "CREATE TABLE IF NOT EXISTS revealed (code TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (code, step))",

@@ -117,6 +117,15 @@ def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", 
                 colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 
 
+IMAGE = re.compile(r"!\[([^\]]*)\]\s*(\([^)]*\)|\[[^\]]*\])")  # Markdown's ![alt](address) and ![alt][ref]
+
+
+def without_images(markdown: str) -> str:
+    """Markdown written by someone else (a lesson) without its images: each becomes its alt text,
+    so no reader's browser fetches anything from a host that text names."""
+    return IMAGE.sub(lambda m: f"[image: {m[1]}]" if m[1].strip() else "[image]", markdown)
+
+
 def plotly_text(text):
     """Text (or an array of texts) as Plotly shows it literally: its HTML subset escaped."""
     if isinstance(text, np.ndarray):

@@ -2,21 +2,34 @@
 and step (changeable until the teacher reveals the step, refused after it in the write itself),
 the reveal, and the class's answers for the teacher's chart and CSV.
 
-A seat is one student's browser: a random token kept in its address (a reload or a reconnect
-keeps it), numbered 1, 2, 3 … by when it first sat; never a name. A step is named
-``LESSON#N`` (N from 0), so answers of two lessons in one class do not mix."""
+A seat is one student's browser: a token the server issued (``new_seat``: a random half and its
+keyed hash, so an unknown token is no seat), kept in the browser's address and a cookie (a reload,
+a reconnect or the same phone scanning the QR code again keeps it), numbered 1, 2, 3 … by when it
+first sat; never a name. New seats per client address and class are capped (SEATS_PER_CLIENT: a
+school's room behind one address fits). A step is named ``LESSON#N`` (N from 0), so answers of two
+lessons in one class do not mix.
+
+Settings (environment): MICROSCOPE_SEATS_PER_ADDRESS (default 60)."""
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import io
 import json
+import os
 import re
+import secrets
 import time
 
 from ui.classroom.questions import Ask, described
 from ui.classroom.store import LEADS
 
-TOKEN = re.compile(r"[0-9a-f]{32}")  # a seat token as join_from_url makes them (uuid4().hex)
+TOKEN = re.compile(r"[0-9a-f]{32}")  # a seat token as new_seat makes them: 16 hex of chance, 16 of its keyed hash
+
+
+def seats_per_client() -> int:
+    return int(os.environ.get("MICROSCOPE_SEATS_PER_ADDRESS", 60))
 
 
 def step_id(step: dict) -> str:
@@ -24,9 +37,42 @@ def step_id(step: dict) -> str:
     return f"{step['lesson']}#{step['step']}"
 
 
-def sit(store, code: str, token: str) -> None:
-    """A student's browser takes its seat in ``code`` (again after a reload: the same seat)."""
-    store.run("INSERT INTO seats VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING", (code, token, time.time()))
+def _mac(store, code: str, nonce: str) -> str:
+    return hmac.new(store.secret("seat").encode(), f"{code}:{nonce}".encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def new_seat(store, code: str) -> str:
+    """A seat token for ``code`` that only this server could have made."""
+    nonce = secrets.token_hex(8)
+    return nonce + _mac(store, code, nonce)
+
+
+def issued(store, code: str, token: str) -> bool:
+    """Whether ``token`` is a seat this server issued for ``code`` (a made-up one is not)."""
+    return bool(TOKEN.fullmatch(token or "")) and hmac.compare_digest(token[16:], _mac(store, code, token[:16]))
+
+
+def sit(store, code: str, token: str, client: str = "") -> bool:
+    """A student's browser takes its seat in ``code`` (again after a reload: the same seat); a new
+    seat from a client that already has ``seats_per_client()`` of this class's is refused (→ False)."""
+    if store.run("SELECT 1 FROM seats WHERE code = ? AND token = ?", (code, token), True):
+        return True
+    n = store.run("SELECT COUNT(*) FROM seat_clients WHERE code = ? AND client = ?", (code, client), True)[0][0]
+    if n >= seats_per_client():
+        store.run("INSERT INTO seat_refused VALUES (?, 1) ON CONFLICT (code) DO UPDATE SET n = seat_refused.n + 1",
+                  (code,))
+        return False
+    store.run("INSERT INTO seats VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING", (code, token, time.time()),
+              False, ("INSERT INTO seat_clients VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING",
+                      (code, token, client)))
+    return True
+
+
+def seat_origins(store, code: str) -> tuple[int, int, int]:
+    """(seats, the most from one client address, new seats refused by the cap) of ``code``."""
+    rows = store.run("SELECT COUNT(*) FROM seat_clients WHERE code = ? GROUP BY client", (code,), True)
+    refused = store.run("SELECT n FROM seat_refused WHERE code = ?", (code,), True)
+    return sum(r[0] for r in rows), max((r[0] for r in rows), default=0), refused[0][0] if refused else 0
 
 
 def give(store, code: str, step: str, token: str, value, correct: bool | None) -> bool:

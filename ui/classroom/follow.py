@@ -3,16 +3,15 @@ class's version file and wakes its session only when it moved), leave to explore
 and a heartbeat that says "still here" and whether the teacher is away."""
 from __future__ import annotations
 
-import uuid
-
 import streamlit as st
 
 from ui import state
-from ui.classroom.answers import TOKEN, sit
+from ui.classroom.answers import issued, new_seat, seats_per_client, sit
+from ui.classroom import session as S
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
 from ui.classroom.lessons import script_of
-from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, lookup, mirrors, poll_name, seen,
+from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, hours, lookup, mirrors, poll_name, seen,
                                 teacher_away, version)
 from ui.errors import shared
 
@@ -33,10 +32,20 @@ def join_from_url(store) -> None:
                                                            else "does not exist on this server.")
                    + " You can explore on your own.", icon=":material/school:")
         return
-    seat = st.query_params.get("seat") or ""  # a reload: the same seat (its answers, its place in the count)
-    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None,
-                             SESSION: seat if TOKEN.fullmatch(seat) else uuid.uuid4().hex})
-    sit(store, code, st.session_state[SESSION])
+    # a reload (its address) or the same browser scanning the QR code again (its cookie): the same seat,
+    # with its answers and its place in the count; a token this server did not issue is no seat
+    cookie = st.context.cookies.get(seat_cookie(code))
+    kept = [st.query_params.get("seat") or "", cookie if isinstance(cookie, str) else ""]
+    seat = next((t for t in kept if issued(store, code, t)), None) or new_seat(store, code)
+    if not sit(store, code, seat, S.client()):
+        st.warning(f"Class {code} has taken as many new seats from your network as it allows "
+                   f"({seats_per_client()}): ask your teacher. You can explore on your own.", icon=":material/school:")
+        return
+    st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None, SESSION: seat})
+
+
+def seat_cookie(code: str) -> str:
+    return f"microscope_seat_{code}"
 
 
 def apply_pending(page) -> None:
@@ -97,6 +106,9 @@ def teacher_view(store, code: str) -> dict | None:
 _FOLLOW_JS = """
 export default function(component) {
   const { data, setTriggerValue } = component;
+  // the seat, kept by this browser: the same phone scanning the QR code again is the same seat
+  document.cookie = `${data.cookie}=${data.seat}; path=/; max-age=${data.max_age}; SameSite=Lax` +
+                    (location.protocol === 'https:' ? '; Secure' : '');
   const me = (window.__microscopeFollow = (window.__microscopeFollow || 0) + 1);
   const url = new URL('app/static/classes/' + data.file + '.json', document.baseURI);
   let sent = data.version;
@@ -161,7 +173,8 @@ def follow(store) -> None:
         st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
         every = POLL_PROXIED_S if from_our_proxy(st.context.headers.get(PROXIED)) else POLL_S
         _follow(key="class_follow", data={"file": poll_name(store, code), "version": st.session_state.get(APPLIED),
-                                          "every": int(every * 1000)},
+                                          "every": int(every * 1000), "cookie": seat_cookie(code),
+                                          "seat": st.session_state[SESSION], "max_age": int(hours() * 3600)},
                 on_moved_change=lambda: st.session_state.update({MOVED: True}))
     else:
         st.caption(f":material/explore: Exploring on your own (class **{code}**).")

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import hmac
 import io
+import math
 import os
+import time
 import uuid
 
 import streamlit as st
 
 from ui import state
 from ui.classroom import session as S
+from ui.classroom.answers import seat_origins, seats_per_client
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
                                   stop_leading)
-from ui.classroom.store import (SEEN_S, TEACHER_SEAT, Throttle, attendance, end, leads, new_resume_key,
+from ui.classroom.store import (FREE_TRIES, SEEN_S, TEACHER_SEAT, Throttle, delay, attendance, end, leads, new_resume_key,
                                 may_lead, publish, seen, start, take_lead, valid_code, version)
 from ui.errors import shared
 
@@ -68,17 +71,15 @@ def teacher_panel(store, url: str) -> None:
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
-            throttle, who = Throttle(store), S.client()
-            wait = throttle.wait(who)
+            wait = held_up(store)
             if wait > 0:
-                st.error(f"Too many wrong passwords: try again in {wait:.0f} s.")
+                st.error(f"Too many wrong passwords from this browser: try again in {seconds(wait)}.")
             elif not password_ok(secret, given):
-                throttle.wrong(who)
+                wrong_try(store)
                 st.error("Wrong teacher password.")
             elif state.params() is None:
                 st.error("Summarize a document first: the class starts on what you show.")
             else:
-                throttle.right(who)
                 leader = st.session_state[LEADER] = uuid.uuid4().hex
                 code = st.session_state[TEACHING] = start(store, {}, leader=leader)  # the view: at the end of this run
                 st.session_state[RESUME] = new_resume_key(store, code)
@@ -115,6 +116,34 @@ def resume_key_panel() -> None:
         st.code(st.session_state[RESUME], language=None, wrap_lines=True)
 
 
+WRONG = "_class_wrong_tries"  # this browser session's wrong passwords and keys: (how many, when the last)
+
+
+def held_up(store) -> float:
+    """How long this browser session must wait before its next try (0: try now). A session that
+    has made fewer than FREE_TRIES wrong tries is never held up, whatever its address did: a room
+    behind one address (a school's NAT) cannot lock its teacher out. Past them, the wait grows with
+    the session's own wrong tries and its address's (kept in the store: new tabs of a guesser share it)."""
+    n, last = st.session_state.get(WRONG, (0, 0.0))
+    if n < FREE_TRIES:
+        return 0.0
+    return max(last + delay(n) - time.time(), Throttle(store).wait(S.client()), 0.0)
+
+
+def wrong_try(store, code: str | None = None) -> None:
+    """A wrong password or key: counted for this session, its address and the class (logged)."""
+    n, _ = st.session_state.get(WRONG, (0, 0.0))
+    st.session_state[WRONG] = (n + 1, time.time())
+    Throttle(store).wrong(S.client())
+    if code is not None:
+        Throttle(store).wrong(f"class {code}")
+
+
+def seconds(wait: float) -> str:
+    """A wait as a user reads it: whole seconds, never "0 s"."""
+    return f"{max(1, math.ceil(wait))} s"
+
+
 def password_ok(secret: str | None, given: str | None) -> bool:
     """The teacher password, when one is set (compared in constant time)."""
     return not secret or hmac.compare_digest((given or "").encode(), secret.encode())
@@ -131,17 +160,15 @@ def resume_form(store, secret: str | None) -> None:
         if not valid_code(code):  # not counted, not logged: a typo, or junk
             st.error("A class code is 6 letters and digits, as shown beside its join link.")
             return
-        throttle, who = Throttle(store), S.client()
-        wait = throttle.wait(who)
+        wait = held_up(store)
         if wait > 0:
-            st.error(f"Too many wrong tries: try again in {wait:.0f} s.")
+            st.error(f"Too many wrong tries from this browser: try again in {seconds(wait)}.")
         elif not password_ok(secret, given) or not may_lead(store, code, key):
-            throttle.wrong(who)
+            wrong_try(store, code)
             st.error("That code, key or password is wrong.")
         elif version(store, code) is None:
             st.error("That class has ended.")
         else:
-            throttle.right(who)
             leader = uuid.uuid4().hex
             new_key = take_lead(store, code, key, leader)
             if new_key is None:  # the key was spent by another resume a moment ago
@@ -166,6 +193,11 @@ def who_is_here(store, code: str) -> None:
     connected, following = shared(attendance, store, code, default=("?", "?"))
     st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
                 f"{following} following")
+    seats, most, refused = shared(seat_origins, store, code, default=(0, 0, 0))
+    if seats:  # one browser may open many tabs: how many seats one address holds tells a room from a script
+        st.caption(f"{seats} seat{'s' if seats != 1 else ''}, at most {most} from one address"
+                   + (f" · :material/warning: {refused} new seat{'s' if refused != 1 else ''} refused: more than "
+                      f"{seats_per_client()} from one address (MICROSCOPE_SEATS_PER_ADDRESS)" if refused else ""))
 
 
 def qr_png(text: str) -> bytes:

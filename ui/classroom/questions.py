@@ -57,7 +57,9 @@ def from_toml(table: dict) -> Ask:
     """A step's ``[steps.answer]`` table (already checked by lessons.problems) → an Ask."""
     kind = table["kind"]
     if kind == "choice":
-        return Ask(kind, options=tuple(table["options"]), right=tuple(r - 1 for r in table.get("right", ())))
+        from viz.common import without_images
+
+        return Ask(kind, options=tuple(without_images(o) for o in table["options"]), right=tuple(r - 1 for r in table.get("right", ())))
     if kind == "sentences":
         return Ask(kind, pick=int(table.get("pick", 0)))
     if kind == "head":

@@ -27,10 +27,16 @@ def from_our_proxy(sent: str | None) -> bool:
 
 
 def client() -> str:
-    """Who is asking: the address our nginx saw (only with its secret), else the socket's peer."""
+    """Who is asking: the address our nginx saw (only with its secret), else the socket's peer. A
+    request that carries X-Forwarded-For without the secret is "unknown": uvicorn may have taken its
+    address from that header (it trusts loopback unless FORWARDED_ALLOW_IPS says otherwise, as
+    scripts/serve.py does), and anyone can send it."""
     headers = st.context.headers
-    forwarded = headers.get("X-Real-IP") if from_our_proxy(headers.get(PROXIED)) else None
-    return (forwarded or str(getattr(st.context, "ip_address", None) or "unknown"))[:64]
+    if from_our_proxy(headers.get(PROXIED)):
+        return str(headers.get("X-Real-IP") or "unknown")[:64]
+    if headers.get("X-Forwarded-For"):
+        return "unknown"
+    return str(getattr(st.context, "ip_address", None) or "unknown")[:64]
 
 
 def stop_leading() -> None:

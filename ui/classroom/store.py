@@ -53,7 +53,8 @@ def start(store, view: dict, valid_hours: float | None = None, leader: str = "")
     store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
               ("UPDATE classes SET state = '{}' WHERE expires < ? AND state <> '{}'", (now,)),
               *((f"DELETE FROM {t} WHERE code NOT IN (SELECT code FROM classes)", ())
-                for t in ("attendance", "leaders", "leads", "seats", "answers", "revealed")),
+                for t in ("attendance", "leaders", "leads", "seats", "seat_clients", "seat_refused", "answers",
+                          "revealed")),
               ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
               ("INSERT INTO leads VALUES (?, ?)", (code, leader)),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),
@@ -177,10 +178,11 @@ def delay(failures: int) -> float:
 
 
 class Throttle:
-    """Wrong passwords and resume keys, per client (never per class: every student knows the code,
-    and a count there would only let one lock the teacher out): FREE_TRIES, then each wrong try
-    makes the next wait 2, 4, 8 … s (at most MAX_WAIT_S); logged. Kept in the store, so every app
-    process counts the same tries, also after a restart; forgotten FORGET_S after the last one."""
+    """Wrong passwords and resume keys, counted per client address and per class (``who``: "class
+    CODE"): FREE_TRIES, then each wrong try makes the next wait 2, 4, 8 … s (at most MAX_WAIT_S);
+    logged. Kept in the store, so every app process counts the same tries, also after a restart;
+    forgotten FORGET_S after the last one. It only ever holds up a browser session that made wrong
+    tries itself (ui.classroom.lead.held_up): never a right key or password from a fresh session."""
 
     def __init__(self, store):
         self.store = store
