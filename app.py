@@ -69,6 +69,7 @@ store_down = st.empty()  # filled at the end of the run if the shared store coul
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
+shared(classroom.resume_from_cookie, document_store())  # this browser led a class: it leads it again (F5, a tab)
 story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)
 classroom.read_link(EXAMPLES)  # ?lesson=NAME: that lesson at its first step
 present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
@@ -135,6 +136,8 @@ if clicked or from_link or state.take_summarize_request():
             run_trace(**inputs)
         state.set_result(inputs)
         link.save_document(inputs["text"])
+        if clicked:  # a student who summarizes a document of their own explores on their own
+            shared(classroom.explored, document_store())
     except ValueError as e:  # empty or too long: the model's own one-line message
         state.set_error(str(e))
     except Exception as e:  # noqa: BLE001  never a traceback in the browser
@@ -185,6 +188,10 @@ if presenting:  # the story's step, large; nothing else of the app (ui/present.p
         unexpected(e)
     finally:
         store_notice(store_down)
+    st.stop()
+if st.session_state.get(classroom.JOIN_SCREEN) and st.session_state.get(classroom.TEACHING):
+    classroom.join_screen(st.context.url or "")  # the projector's join screen, instead of the page
+    store_notice(store_down)
     st.stop()
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:

@@ -25,7 +25,8 @@
    the browser (``streamlit run app.py -- --model …``): forward, capture ratio, trace MB, % of floor,
    first heatmap, layer switch, the overview's 144 maps, server memory after 10 documents
 
-``--quick`` (about 10 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
+``--smoke DIR``: every benchmark at its smallest size, to check that each still runs (a slow test
+does), no measurement. ``--quick`` (about 10 minutes): fewer runs, the model at 512 tokens only, 3 browser sessions,
 bertviz rendered at ~128 tokens only (its 512-token page is built and measured, not rendered).
 Each script also writes its own JSON under benchmarks/results/ (``*_quick.json`` with --quick).
 With ``--json`` the tables go to stderr and stdout gets one JSON object.
@@ -143,11 +144,52 @@ def run(quick: bool) -> dict:
     return result
 
 
+def smoke(folder: Path) -> dict:
+    """Every benchmark at its smallest size (``--smoke``, tests/test_benchmarks.py): the same code
+    paths, selectors and result keys as ``--quick``, its JSON in ``folder`` (not results/), so a
+    benchmark that breaks fails a test instead of going unmeasured. No number here is a measurement.
+    bertviz (requirements-bench.txt) and ../shared/data are used where installed, else said skipped."""
+    import importlib.util
+
+    out = lambda name: str(folder / f"{name}.json")  # noqa: E731
+    parts = {
+        "model": lambda: model.main(["--runs", "1", "--sizes", "128", "--no-base", "--json", out("model")])["rows"],
+        "figures": lambda: figures.main(["--runs", "1", "--tokens", "128", "--json", out("figures")])["pages"],
+        "browser": lambda: browser.main(["--runs", "1", "--rss-docs", "1", "--json", out("browser")])["median"],
+        "explain": lambda: explain.main(["--runs", "1", "--tokens", "128", "--json", out("explain")])["ratio"],
+        "heads": lambda: heads.main(["--runs", "1", "--ablation-runs", "1", "--batches", "0", "--json",
+                                     out("heads")])["rows"],
+        "what_if": lambda: what_if.main(["--runs", "1", "--json", out("what_if")])["compare_ratio"],
+        "mixing": lambda: mixing.main(["--runs", "1", "--no-base", "--no-memory", "--json", out("mixing")])["rows"],
+        "long_document": lambda: long_document.main(["--chars", "6000", "--json", out("long_document")])["steps"],
+        "workshop": lambda: workshop(["--students", "1", "--same-example", "--json", out("workshop")])["steps"],
+        "class": lambda: workshop(["--follow", "--students", "1", "--idle", "1", "--json", out("class")])["per_step"],
+    }
+    if importlib.util.find_spec("bertviz"):
+        parts["peer"] = lambda: peer.main(["--render-tokens", "128", "--views", "model_view", "--timeout", "90",
+                                           "--json", out("peer")])["payload_ratio_vs_bertviz"]
+    if corpus.DEFAULT_DATA.exists():
+        parts["corpus"] = lambda: corpus.main(["--n", "4", "--json", out("corpus")])["ray_2_vs_plain"]
+    done = {}
+    for name, part in parts.items():
+        assert part() is not None, name  # a part that ran but lost its result key
+        done[name] = "ok"
+    return done | {n: "skipped (not installed here)" for n in ("peer", "corpus") if n not in parts}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a short version (about 10 minutes)")
+    p.add_argument("--smoke", metavar="DIR", type=Path,
+                   help="every benchmark at its smallest size, JSON into DIR: checks they run, measures nothing")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (tables on stderr)")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.smoke.mkdir(parents=True, exist_ok=True)
+        with contextlib.redirect_stdout(sys.stderr):
+            result = smoke(args.smoke)
+        print(json.dumps(result))
+        return result
     if args.json:
         with contextlib.redirect_stdout(sys.stderr):
             result = run(args.quick)

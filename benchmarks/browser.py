@@ -123,7 +123,7 @@ def open_app(browser, url: str, path: str = "", throttle: bool = False):
 
 
 def enter_document(page, text: str) -> None:
-    box = page.locator('[data-testid="stSidebar"] textarea')
+    box = page.get_by_role("textbox", name="Document", exact=True)
     box.fill(text)
     box.press("Tab")  # Streamlit commits a text area on blur: let that rerun finish first
     wait_idle(page)

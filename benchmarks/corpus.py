@@ -68,7 +68,8 @@ def on_ray(path: Path, workers: int, stats: bool = False) -> dict:
         seconds = time.perf_counter() - t0
     ray.shutdown()  # the next run starts its own local Ray, as the command line does
     r = report["run"]
-    steady = (r["documents_this_run"] - 1) / (r["seconds"] - r["time_to_first_result_s"])
+    after_first = r["seconds"] - r["time_to_first_result_s"]  # 0 when every result came in one batch
+    steady = (r["documents_this_run"] - 1) / after_first if after_first > 0 else float("nan")
     return {"workers": workers, "docs_per_s": r["documents_per_s"], "steady_docs_per_s": round(steady, 3),
             "seconds_incl_ray_start": round(seconds, 1),
             "time_to_first_result_s": r["time_to_first_result_s"], "peak_worker_rss_mb": r["peak_worker_rss_mb"],

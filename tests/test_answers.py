@@ -185,8 +185,7 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
     from ui.resources import document_store
 
     teacher = new_app()
-    teacher.selectbox(key="class_lesson").set_value("which_sentences_and_why").run()
-    button(teacher, "lesson_next").click().run()
+    teacher.selectbox(key="class_lesson").set_value("which_sentences_and_why").run()  # opens its first step
     assert "hidden until" in " ".join(c.value for c in teacher.caption) and not charts(teacher)  # no scores
     assert not any("★" in h.proto.body for h in teacher.get("html"))
     button(teacher, "class_start").click().run()
@@ -197,14 +196,19 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
         assert "Which 3 sentences" in s.info[0].value
     picks = [[3, 5, 26], [0, 1, 2], [3, 5, 7]]
     for s, pick in zip(students, picks):
-        s.multiselect[0].set_value(pick).run()
+        s.pills[0].set_value(pick).run()  # one toggle per sentence number: no "select all" to pick more
         assert "Answered" in " ".join(c.value for c in s.caption), [c.value for c in s.caption]
-    students[1].multiselect[0].set_value([0, 1]).run()  # two of three: not saved yet
-    assert "2 so far" in " ".join(c.value for c in students[1].caption)
-    students[1].multiselect[0].set_value([0, 3, 5]).run()  # changed
+    students[1].pills[0].set_value([0, 1]).run()  # two of three: not saved, and the page says what is
+    said = " ".join(c.value for c in students[1].caption)
+    assert "2 picked so far" in said and "saved answer is still sentences 1, 2, 3" in said and "Answered" not in said
+    students[1].pills[0].set_value([0, 1, 2, 4]).run()  # four: too many, not saved
+    assert "too many" in " ".join(c.value for c in students[1].caption)
+    assert A.mine(document_store(), code, A.step_id(students[1].session_state[C.STEP]),
+                  students[1].session_state[C.SESSION]) == [0, 1, 2]
+    students[1].pills[0].set_value([0, 3, 5]).run()  # changed
     seat = students[2].session_state[C.SESSION]
     again = joined(code, seat)  # a reload: the same seat, its answer back in the control
-    assert again.multiselect[0].value == [3, 5, 7]
+    assert again.pills[0].value == [3, 5, 7]
     teacher.run()
     assert "3 of 3 students answered" in " ".join(m.value for m in teacher.markdown), [m.value for m in teacher.markdown]
     assert "Sentences the class picked" in chart_text(charts(teacher)[0]) and "★" not in chart_text(charts(teacher)[0])
@@ -219,7 +223,7 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
         text = " ".join(m.value for m in s.markdown)
         assert "**The model's answer:** sentences 4, 6, 27" in text, text
         assert ("right" if pick == [3, 5, 26] else "not this time") in text
-        assert s.multiselect[0].disabled and any("★" in h.proto.body for h in s.get("html"))  # the summary back
+        assert s.pills[0].disabled and any("★" in h.proto.body for h in s.get("html"))  # the summary back
     assert not A.give(document_store(), code, A.step_id(teacher.session_state[C.STEP]), seat, [0, 1, 2], False)
     rows = list(csv.DictReader(io.StringIO(A.as_csv(document_store(), code, A.asks_of(C.lessons())))))
     assert [(r["answer"], r["right"]) for r in rows] == [("sentences 4, 6, 27", "yes"), ("sentences 1, 4, 6", "no"),
@@ -234,8 +238,7 @@ def test_choice_head_and_number_questions_in_a_class(summarizer):
     asked = [n for n, s in enumerate(lesson.steps) if s.ask is not None]
     assert [lesson.steps[n].ask.kind for n in asked] == ["choice", "number", "head", "choice"]
     teacher = new_app()
-    teacher.selectbox(key="class_lesson").set_value("attention_in_20_minutes").run()
-    button(teacher, "lesson_next").click().run()
+    teacher.selectbox(key="class_lesson").set_value("attention_in_20_minutes").run()  # opens its first step
     button(teacher, "class_start").click().run()
     code = teacher.session_state[C.TEACHING]
     student = joined(code)

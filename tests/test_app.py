@@ -36,8 +36,8 @@ def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):
 def test_summary_page(summarizer_loaded):
     at = summarize(new_app(), SHORT, k=2)
     assert len(charts(at)) == 1 and json.loads(spec(charts(at)[0]))["data"][0]["type"] == "bar"
-    assert [b.label for b in at.get("download_button")] == ["Text .txt", "Markdown .md", "Scores .csv",
-                                                           "Trace .npz", "Report .html"]
+    assert [b.label for b in at.main.get("download_button")] == ["Text .txt", "Markdown .md", "Scores .csv",
+                                                                "Trace .npz", "Report .html"]
     assert at.get("html")                               # the shaded document
     assert "2 of" in at.header[0].value
 

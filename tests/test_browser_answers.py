@@ -25,14 +25,16 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     teacher = open_app(browser, server, received=frames)
     side = teacher.get_by_test_id("stSidebar")
     side.get_by_text("Class & lessons").click()
-    uploader = side.get_by_test_id("stFileUploader").filter(has_text="your own lesson")
+    side.get_by_text("Your own lesson file").click()
+    uploader = side.get_by_test_id("stFileUploader").filter(has_text="Load a lesson")
     bad = tmp_path / "mine.toml"
     bad.write_text('title = "Mine"\ndocument = "bbc_call_centres"\n[[steps]]\ntext = "t"\nquestion = "q"\n'
                    '[steps.answer]\nkind = "choice"\noptions = ["one"]\n', encoding="utf-8")
     uploader.locator("input[type=file]").set_input_files(str(bad))
     error = side.get_by_test_id("stAlertContentError")
     error.wait_for(timeout=60_000)
-    assert re.search(r"mine\.toml was not loaded: line 8: step 1: options must be", error.inner_text()), error.inner_text()
+    assert re.search(r"mine\.toml was not loaded\. Change this in the file and load it again:\s+line 8: step 1: options "
+                     r"must be", error.inner_text()), error.inner_text()
     good = tmp_path / "predict.toml"
     good.write_text((ROOT / "lessons" / "which_sentences_and_why.toml").read_text().replace(
         'title = "Which sentences, and why"', 'title = "Predict the summary"'), encoding="utf-8")
@@ -41,8 +43,7 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     while lesson.input_value() != "Predict the summary":  # loaded and picked
         assert time.time() < deadline, lesson.input_value()
         time.sleep(0.2)
-    assert error.count() == 0
-    side.get_by_role("button", name="Start", exact=True).click()
+    assert error.count() == 0  # a loaded lesson opens at its first step
     teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(teacher)
     side.get_by_role("button", name="Start a class").click()
@@ -55,10 +56,9 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     student.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(student)
     assert "★" not in student.get_by_test_id("stMain").inner_text()  # the model's choice hidden
-    picker = student.get_by_role("combobox", name=re.compile("the 3 sentences the model will pick"))
-    picker.focus()  # by keyboard alone: type the start of a sentence's label, Enter picks it
-    for number in ("4. The drop", "6. However", "27. - call"):
-        student.keyboard.type(number)
+    pills = student.get_by_test_id("stButtonGroup").filter(has_text="27")  # one toggle per sentence number
+    for number in ("4", "6", "27"):  # by keyboard alone: the toggle focused, Enter picks exactly it
+        pills.get_by_role("button", name=number, exact=True).focus()
         student.keyboard.press("Enter")
         idle(student)
     t0 = time.perf_counter()
@@ -110,3 +110,25 @@ def test_the_workshop_rehearsal_every_student_answers(tmp_path):
     assert r["joined"] == 2 and r["failures"] == 0, r
     assert r["answers_given"] == r["answers_stored"] == 2 and r["answer_failures"] == 0, r
     assert r["teacher_counted_all_s"] is not None and r["teacher_counted_all_s"] < 5, r
+
+
+def test_the_teachers_reload_keeps_leading_the_class(server, browser):
+    """F5 on the teacher's page (issue 58): the browser's cookie leads the class again, at its step,
+    with no resume key typed; the class's code is the same."""
+    teacher = open_app(browser, server)
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    side.get_by_role("combobox", name="Lesson").click()
+    teacher.get_by_role("option", name="Which sentences, and why").click()
+    teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
+    idle(teacher)
+    side.get_by_role("button", name="Start a class").click()
+    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
+                     .inner_text(timeout=60_000)).group(1)
+    idle(teacher)
+    teacher.reload()
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text(re.compile(rf"Class {code} ·")).first.wait_for(timeout=120_000)  # leading again
+    teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=60_000)
+    assert teacher.get_by_test_id("stException").count() == 0
+    teacher.close()

@@ -320,7 +320,7 @@ def test_heads_page(summarizer):
     assert [c.key for c in charts(at)] == ["heads_stat_map", "heads_inter_stat_map",
                                            "heads_token_map" if top[0] == "bert" else "heads_inter_map"]
     assert '"1","2","3","4","5","6"' in spec(charts(at)[0])             # layers 1-based
-    assert len(at.dataframe) == 2 and len(at.get("download_button")) == 2
+    assert len(at.dataframe) == 2 and len(at.main.get("download_button")) == 2
     at.selectbox(key="heads_stat").set_value("entropy").run()
     assert "entropy" in spec(charts(at)[0])
     at.selectbox(key="heads_pick").set_value(("inter", 1, 3)).run()   # choosing a head opens its map

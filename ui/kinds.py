@@ -184,6 +184,34 @@ class Texts(Kind):
     stored = inn
 
 
+class Partly(Bad):
+    """Part of a value could be read (``value``), the rest not (the message)."""
+
+    def __init__(self, value, message: str):
+        super().__init__(message)
+        self.value = value
+
+
+class Edits(Texts):
+    """What if's edits ("move:1:end", numbers from 1 as shown): each checked; those that do not
+    parse are left out and named (``Partly``)."""
+
+    def inn(self, x):
+        from analysis.compare import parse_edit
+
+        edits, bad = [], []
+        for e in super().inn(x):
+            try:
+                edits.append(str(parse_edit(e)))
+            except ValueError as err:
+                bad.append(f"{e[:40]!r} ({err})")
+        if bad:
+            raise Partly(edits, f"has edits that are not ones the page makes, left out: {'; '.join(bad)[:300]}")
+        return edits
+
+    stored = inn
+
+
 class Text(Kind):
     """A short text (a model's or a corpus run's name)."""
 

@@ -50,6 +50,12 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS seat_clients (code TEXT NOT NULL, token TEXT NOT NULL, client TEXT NOT NULL, "
     "PRIMARY KEY (code, token))",
     "CREATE TABLE IF NOT EXISTS seat_refused (code TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    # a teacher's own lesson file a class plays (its TOML), so a reload or another browser of the teacher has it
+    "CREATE TABLE IF NOT EXISTS class_lessons (code TEXT NOT NULL, name TEXT NOT NULL, text TEXT NOT NULL, "
+    "PRIMARY KEY (code, name))",
+    # a seat that left to explore while a step's answer was hidden: its answer to that step is final
+    "CREATE TABLE IF NOT EXISTS left_steps (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
+    "PRIMARY KEY (code, step, seat))",
     "CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
     "answer TEXT NOT NULL, correct INTEGER, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, step, seat))",
     "CREATE TABLE IF NOT EXISTS revealed (code TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (code, step))",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.heads import BERT_STATS, INTER_STATS
-from ui.kinds import PARTS, Bad, Choice, Document, Flag, Heads, Index, Kind, Span, Text, Texts
+from ui.kinds import PARTS, Bad, Choice, Document, Edits, Flag, Heads, Index, Kind, Partly, Span, Text, Texts
 from viz.common import SCALES
 from viz.palette import SEQUENTIAL as COLORSCALES
 
@@ -53,6 +53,10 @@ def _c(key, kind, sample, url="", what=""):
 
 
 LAYER, HEAD = Index(), Index(None, "mean")
+# controls that index a model's layers or heads (lesson files are checked against the model's shape)
+DIMENSIONS = {"bert_layer": ("bert", 0), "bert_head": ("bert", 1), "learn_layer": ("bert", 0), "learn_head": ("bert", 1),
+              "batch_layer": ("bert", 0), "batch_head": ("bert", 1), "heads_map_head": ("bert", 1),
+              "why_vz": ("bert", 0), "inter_layer": ("inter", 0), "inter_head": ("inter", 1)}
 CAUSAL = _c("causal", Flag(), True, what="causal mask")
 PAGES: dict[str, tuple[Control, ...]] = {
     "": (_c("summary_other", Text(), "untrained (random scorer)", what="second model"),),
@@ -91,7 +95,7 @@ PAGES: dict[str, tuple[Control, ...]] = {
         _c("heads_other", Text(), "untrained (random scorer)", what="second model")),
     "what_if": (
         _c("whatif_source", Choice(("Edits", "Pasted text")), "Pasted text", what="document B"),
-        _c("whatif_edits", Texts(), ["delete:1"], "edits"),
+        _c("whatif_edits", Edits(), ["delete:1"], "edits"),
         _c("whatif_b", Document(), None, what="pasted document B"),
         _c("whatif_head", Heads(one=True), ("bert", 0, 1), what="head opened"),
         _c("whatif_patch_sentence", Index(), 1, what="patched sentence"),
@@ -163,6 +167,8 @@ def fresh(state, key: str, result) -> bool:
 def _checked(c: Control, read, raw) -> tuple[Any, str | None]:
     try:
         return read(raw), None
+    except Partly as e:  # the part that could be read, and what could not
+        return e.value, f"{c.name} {e}"
     except (Bad, TypeError, ValueError, KeyError, IndexError, RecursionError) as e:
         shown = raw if isinstance(raw, str) else json.dumps(raw, default=str)[:60]
         why = str(e) if isinstance(e, Bad) else "cannot be read"
@@ -214,7 +220,7 @@ def from_query(q: dict, get_doc=None) -> tuple[dict, list[str]]:
         value, problem = _checked(c, c.kind.from_url, raw)
         if problem:
             problems.append(problem)
-        else:
+        if not problem or value is not None:  # (a part read: kept, the rest named)
             pickers[c.key] = value
     return pickers, problems
 
@@ -235,7 +241,7 @@ def from_toml(table: dict) -> tuple[dict, list[tuple[str, str]]]:
         value, problem = _checked(c, c.kind.inn, raw)
         if problem:
             problems.append((key, problem))
-        else:
+        if not problem or value is not None:
             pickers[key] = value
     return pickers, problems
 
@@ -251,6 +257,26 @@ def from_store(view: dict) -> tuple[dict, list[str]]:
         value, problem = _checked(c, c.kind.stored, raw)
         if problem:
             problems.append(problem)
-        else:
+        if not problem or value is not None:
             pickers[key] = value
     return {**view, "pickers": pickers}, problems
+
+
+def beyond(pickers: dict, shapes: dict) -> list[tuple[str, str]]:
+    """The pickers that name a layer or head ``shapes`` ({"bert": (layers, heads), "inter": …})
+    does not have: [(key, one sentence)]."""
+    out = []
+    for key, value in pickers.items():
+        heads = value if key == "heads_off" else [value] if key in ("heads_pick", "whatif_head") else []
+        for part, layer, head in heads:
+            L, H = shapes[part]
+            if layer >= L or head >= H:
+                out.append((key, f"{key}: the model has no {part} layer {layer + 1}, head {head + 1} "
+                                 f"(layers 1-{L}, heads 1-{H})"))
+        if key in DIMENSIONS and isinstance(value, int):
+            part, axis = DIMENSIONS[key]
+            if value >= shapes[part][axis]:
+                what = ("layer", "head")[axis]
+                out.append((key, f"{key} = {value + 1}: the model's {'BERT' if part == 'bert' else 'sentence encoder'} "
+                                 f"has {what}s 1 to {shapes[part][axis]}"))
+    return out

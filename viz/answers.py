@@ -67,11 +67,15 @@ def head_chart(counts: np.ndarray, right=None, model: str = "BERT") -> go.Figure
     return fig
 
 
-def number_chart(values, answer=None, tolerance=0.0, unit: str = "") -> go.Figure:
-    """The spread of the class's numbers (a histogram); after the reveal, the right range as a
-    band between dotted lines and the answer as a dashed line with its value written on it."""
+def number_chart(values, answer=None, tolerance=0.0, unit: str = "", low: float = 0.0, high: float = 100.0,
+                 bins: int = 10) -> go.Figure:
+    """The spread of the class's numbers: ``bins`` equal bins over the question's range (low to
+    high: 0-10, 10-20 … for a share), so answers far apart never share a bar; after the reveal, the
+    right range as a band between dotted lines and the answer as a dashed line with its value."""
     values = np.asarray(values, dtype=np.float64)
+    size = (high - low) / bins
     fig = go.Figure(go.Histogram(x=values, marker=dict(color=BLUE, line=OUTLINE), name="the class",
+                                 xbins=dict(start=low, end=high + size * 1e-9, size=size),
                                  hovertemplate=f"%{{x}}{plotly_text(unit)}: %{{y}} answers<extra></extra>"))
     if answer is not None:
         fig.add_vrect(x0=answer - tolerance, x1=answer + tolerance, fillcolor=ORANGE, opacity=0.25,
@@ -80,7 +84,7 @@ def number_chart(values, answer=None, tolerance=0.0, unit: str = "") -> go.Figur
                       annotation_text=f"✓ {answer:g}{plotly_text(unit)}" + (f" ± {tolerance:g}" if tolerance else ""))
     fig.update_layout(title="The class's numbers" + (" (✓ = the answer)" if answer is not None else ""),
                       height=300, margin=dict(l=10, r=10, t=60, b=10), bargap=0.05, showlegend=False)
-    fig.update_xaxes(title=f"answer{f' ({plotly_text(unit)})' if unit else ''}")
+    fig.update_xaxes(title=f"answer{f' ({plotly_text(unit)})' if unit else ''}", range=[low, high])
     fig.update_yaxes(title="students")
     return fig
 

@@ -90,6 +90,16 @@ def give(store, code: str, step: str, token: str, value, correct: bool | None) -
          code, step, code, now), True))
 
 
+def leave(store, code: str, step: str, token: str) -> None:
+    """The seat left to explore while ``step``'s answer was hidden (the model's pick can be seen on
+    other pages): its answer to the step is final from now on (``left``)."""
+    store.run("INSERT INTO left_steps VALUES (?, ?, ?) ON CONFLICT (code, step, seat) DO NOTHING", (code, step, token))
+
+
+def left(store, code: str, step: str, token: str) -> bool:
+    return bool(store.run("SELECT 1 FROM left_steps WHERE code = ? AND step = ? AND seat = ?", (code, step, token), True))
+
+
 def mine(store, code: str, step: str, token: str):
     """This seat's answer to ``step`` (None: none yet)."""
     rows = store.run("SELECT answer FROM answers WHERE code = ? AND step = ? AND seat = ?", (code, step, token), True)

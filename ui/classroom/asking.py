@@ -5,15 +5,17 @@ for someone stepping alone their own Reveal. After the reveal: the model's answe
 class's, and how many got it."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import streamlit as st
 
-from ui.classroom.answers import as_csv, asks_of, give, mine, of_step, reveal, revealed, sit, step_id
+from ui.classroom.answers import as_csv, asks_of, give, left, mine, of_step, reveal, revealed, sit, step_id
 from ui.classroom.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
 from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING
 from ui.classroom.store import attendance
 from ui.errors import shared
-from viz.common import markdown_text, plural, preview
+from viz.common import markdown_text, plural
 
 TALLY_S = 2.0  # the teacher's count and chart are read again this often (three small reads: revealed?, the
                # step's answers with the class's seats, attendance)
@@ -63,14 +65,16 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
                         format_func=lambda i: f"{chr(65 + i)}. {markdown_text(ask.options[i])}",
                         **({} if key in st.session_state else {"index": None}))
     if ask.kind == "sentences":
+        # one toggle per sentence number (the document is on the page above): a click or Space picks
+        # exactly one; no "select all" or "select N matches" to pick more than was meant
         n, want = len(trace.summary.sentences), ask.pick_of(st.session_state.get("k", 3))
         if key not in st.session_state and stored is not None:
             st.session_state[key] = list(stored)
-        picked = st.multiselect(f"Your answer: the {want} sentences the model will pick", range(n), key=key,
-                                max_selections=want, disabled=locked, placeholder="Pick sentences by number…",
-                                format_func=lambda i: f"{i + 1}. {preview(trace.summary.sentences[i], 70)}")
+        picked = st.pills(f"Your answer: the {want} sentences the model will pick (by number)", range(n), key=key,
+                          selection_mode="multi", disabled=locked, format_func=lambda i: f"{i + 1}") or []
         if len(picked) != want and not locked:
-            st.caption(f"Pick {want}: {len(picked)} so far.")
+            st.caption(f"Pick {want}: {len(picked)} picked" + (" (too many: take one off)." if len(picked) > want
+                                                                 else " so far."))
         return sorted(picked) if len(picked) == want else None
     if ask.kind == "head":
         L, H = shape(ask, trace)
@@ -92,8 +96,42 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
         return [layer, head] if layer is not None and head is not None else None
     if key not in st.session_state and stored is not None:
         st.session_state[key] = float(stored)
-    return st.number_input(f"Your answer{f' (in {ask.unit})' if ask.unit else ''}", key=key, disabled=locked,
-                           step=1.0, **({} if key in st.session_state else {"value": None}))
+    return st.number_input(f"Your answer, from {ask.low:g} to {ask.high:g}{f' (in {ask.unit})' if ask.unit else ''}",
+                           key=key, disabled=locked, min_value=ask.low, max_value=ask.high, step=1.0,
+                           **({} if key in st.session_state else {"value": None}))
+
+
+def sent(ask: Ask, s: dict, trace) -> bool:
+    """Whether what the browser left in the control's keys is something the control can hold (a
+    crafted message can put anything there, and Streamlit would turn ∞ into a number in range)."""
+    key, get = f"answer_{step_id(s)}", st.session_state.get
+    whole = lambda x, n: isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n  # noqa: E731
+    if ask.kind == "choice":
+        return get(key) is None or whole(get(key), len(ask.options))
+    if ask.kind == "sentences":
+        v, n = get(key), len(trace.summary.sentences)
+        return v is None or isinstance(v, list) and len(set(v)) == len(v) <= n and all(whole(i, n) for i in v)
+    if ask.kind == "head":
+        L, H = shape(ask, trace)
+        return all(get(k) is None or whole(get(k), n) for k, n in ((f"{key}_layer", L), (f"{key}_head", H)))
+    v = get(key)
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                         and ask.low <= v <= ask.high)
+
+
+def held(ask: Ask, s: dict, trace, stored, locked: bool):
+    """``control``, unless the browser sent something no control gives (a crafted message): said in
+    one sentence, the control emptied, the stored answer left as it was."""
+    if not sent(ask, s, trace):
+        for key in [k for k in st.session_state if str(k).startswith(f"answer_{step_id(s)}")]:
+            del st.session_state[key]
+        st.error("That answer is not one this question takes: answer again.")
+        return None
+    try:
+        return control(ask, s, trace, stored, locked)
+    except (TypeError, ValueError, KeyError, IndexError):
+        st.error("That answer is not one this question takes: answer again.")
+        return None
 
 
 def clicked_head(chart_key: str, keys: tuple[str, str], shape: tuple[int, int]) -> None:
@@ -114,7 +152,12 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
         return
     done = bool(s.get("revealed")) or shared(revealed, store, code, sid, default=False)
     stored = shared(mine, store, code, sid, seat)
-    value = control(ask, s, trace, stored, locked=done)
+    gone = not done and shared(left, store, code, sid, seat, default=False)  # left to explore while it was hidden
+    value = held(ask, s, trace, stored, locked=done or gone)
+    if gone:
+        st.caption(":material/lock: You left to explore while the answer was hidden, so your answer stays as it was "
+                   + (f"({markdown_text(described(ask, stored))})." if stored is not None else "(none)."))
+        return
     if not done and value is not None and value != stored:
         try:
             value, right = checked(ask, value, trace)
@@ -132,8 +175,13 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
             return
         stored = value
     if not done:
-        st.caption(":material/check_circle: **Answered.** You can change it until the teacher reveals the answer."
-                   if stored is not None else "Not answered yet: your teacher sees only how many answered, not who.")
+        if stored is not None and value != stored:  # the control holds less than an answer (2 of 3 picked)
+            st.caption(f"Your saved answer is still {markdown_text(described(ask, stored))}: it changes when you "
+                       "finish the new one.")
+        else:
+            st.caption(":material/check_circle: **Answered.** You can change it until the teacher "
+                       + ("shows the class's answers." if ask.opinion else "reveals the answer.")
+                       if stored is not None else "Not answered yet: your teacher sees only how many answered, not who.")
         return
     yours(ask, stored, trace)
     rows = shared(of_step, store, code, sid, default=[]) or []
@@ -142,9 +190,9 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
 
 def alone_side(s: dict, ask: Ask, trace) -> None:
     """Stepping a lesson alone: the answer stays in this session; Reveal when ready."""
-    value = control(ask, s, trace, None, locked=bool(s.get("revealed")))
+    value = held(ask, s, trace, None, locked=bool(s.get("revealed")))
     if not s.get("revealed"):
-        if st.button("Reveal the model's answer", key=f"reveal_{step_id(s)}", icon=":material/visibility:"):
+        if st.button(reveal_label(ask), key=f"reveal_{step_id(s)}", icon=":material/visibility:"):
             st.session_state[STEP] = {**s, "revealed": True}
             st.rerun()
         return
@@ -153,6 +201,11 @@ def alone_side(s: dict, ask: Ask, trace) -> None:
     except Refused:
         value = None
     yours(ask, value, trace)
+
+
+def reveal_label(ask: Ask) -> str:
+    """The reveal button's words: an opinion has no model's answer to reveal."""
+    return "Show the class's answers" if ask.opinion and ask.kind != "sentences" else "Reveal the model's answer"
 
 
 def yours(ask: Ask, value, trace) -> None:
@@ -193,7 +246,7 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
             counts[layer, head] += 1
         fig = V.head_chart(counts, ask.right if shown else None, MODELS[ask.model])
     else:
-        fig = V.number_chart(values, ask.answer if shown else None, ask.tolerance, ask.unit)
+        fig = V.number_chart(values, ask.answer if shown else None, ask.tolerance, ask.unit, ask.low, ask.high)
     plot(fig, key=key)
     if not shown:
         return
@@ -223,9 +276,9 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
                 + (" · revealed" if done else " · answers are open"))
     results(ask, [r[1] for r in rows], trace, f"answers_{sid}", shown=done)
     c = st.columns(2)
-    if not done and c[0].button("Reveal the model's answer", key=f"reveal_{sid}", icon=":material/visibility:",
-                                type="primary", help="Shows every student the model's answer beside the class's; "
-                                                     "answers to this step close."):
+    if not done and c[0].button(reveal_label(ask), key=f"reveal_{sid}", icon=":material/visibility:",
+                                type="primary", help="Shows every student the class's answers" + (
+                                    "" if ask.opinion else " and the model's") + "; answers to this step close."):
         if shared(reveal, store, code, sid, st.session_state.get(LEADER, ""), default=False):
             st.session_state[STEP] = {**s, "revealed": True}
         st.rerun()

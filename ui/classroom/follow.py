@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import state
-from ui.classroom.answers import issued, new_seat, seats_per_client, sit
+from ui.classroom.answers import issued, leave, new_seat, seats_per_client, sit, step_id
 from ui.classroom import session as S
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
@@ -149,6 +149,10 @@ def catch_up(store, page) -> None:
 
 
 def set_following(store, following: bool) -> None:
+    st.session_state.pop("_explored_own", None)
+    s = st.session_state.get(STEP)
+    if not following and s and s.get("ask") and not s.get("revealed"):  # leaving an open question: answer final
+        leave(store, st.session_state[JOINED], step_id(s), st.session_state[SESSION])
     st.session_state[FOLLOWING] = following
     st.session_state[APPLIED] = None  # coming back: catch up at once
     seen(store, st.session_state[JOINED], st.session_state[SESSION], following)
@@ -170,14 +174,19 @@ def follow(store) -> None:
         return
     if st.session_state.get(FOLLOWING):
         st.caption(f":material/school: Following class **{code}**.")
-        st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False))
+        s = st.session_state.get(STEP)
+        asking = bool(s and s.get("ask") and not s.get("revealed"))
+        st.button("Leave to explore", key="class_leave", on_click=set_following, args=(store, False),
+                  help="Leaving while a question is open keeps your answer to it as it is (other pages would show "
+                       "the model's)." if asking else "Look around on your own; Back to the teacher catches up.")
         every = POLL_PROXIED_S if from_our_proxy(st.context.headers.get(PROXIED)) else POLL_S
         _follow(key="class_follow", data={"file": poll_name(store, code), "version": st.session_state.get(APPLIED),
                                           "every": int(every * 1000), "cookie": seat_cookie(code),
                                           "seat": st.session_state[SESSION], "max_age": int(hours() * 3600)},
                 on_moved_change=lambda: st.session_state.update({MOVED: True}))
     else:
-        st.caption(f":material/explore: Exploring on your own (class **{code}**).")
+        st.caption(f":material/explore: Exploring on your own (class **{code}**)"
+                   + (": your own document." if st.session_state.get("_explored_own") else "."))
         st.button("Back to the teacher", key="class_back", type="primary", on_click=set_following,
                   args=(store, True))
 
@@ -197,3 +206,11 @@ def heartbeat(store, code: str) -> None:
     if away is not None:
         st.caption(f":material/schedule: The teacher has been away for {away / 60:.0f} min: you keep the last "
                    "step, and following goes on when they are back.")
+
+
+def explored(store) -> None:
+    """A student following the class clicked Summarize on a document of their own: exploring now
+    (the class's page would say "Following" over a page that is not the teacher's)."""
+    if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
+        set_following(store, False)
+        st.session_state["_explored_own"] = True

@@ -17,8 +17,8 @@ from ui.classroom import session as S
 from ui.classroom.answers import seat_origins, seats_per_client
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
                                   stop_leading)
-from ui.classroom.store import (FREE_TRIES, SEEN_S, TEACHER_SEAT, Throttle, delay, attendance, end, leads, new_resume_key,
-                                may_lead, publish, seen, start, take_lead, valid_code, version)
+from ui.classroom.store import (FREE_TRIES, SEEN_S, TEACHER_SEAT, Throttle, attendance, delay, end, hours, leads,
+                                new_resume_key, may_lead, publish, seen, start, take_lead, valid_code, version)
 from ui.errors import shared
 
 
@@ -41,6 +41,8 @@ def publish_mine(store, page: str) -> None:
     st.session_state[PAGE] = page  # for lead_heartbeat's retry
     if code is not None and view is not None:
         save_document()  # a document summarized while the store was down, first: students read it
+        keep_own_lesson(store, code)
+        warm_lesson(code)
         if not publish(store, code, view, st.session_state.get(LEADER, "")):
             led_elsewhere(code)
 
@@ -50,7 +52,11 @@ def lead_heartbeat(store, code: str) -> None:
     """The teacher's page is open: "still here", so students are not told the teacher is away; and
     the teacher's view again, in case a publish failed while the store was down (one read if not).
     If the class is led from elsewhere now, the whole page reruns to say so."""
-    if shared(seen, store, code, TEACHER_SEAT, True, default=False) is not False and PAGE in st.session_state:
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    alone = bool(ctx and ctx.fragment_ids_this_run)  # its own rerun; in a full run app.py publishes (the page's)
+    if shared(seen, store, code, TEACHER_SEAT, True, default=False) is not False and PAGE in st.session_state and alone:
         shared(publish_mine, store, st.session_state[PAGE])
     if TEACHING not in st.session_state:
         st.rerun()
@@ -67,6 +73,10 @@ def teacher_panel(store, url: str) -> None:
         if st.session_state.get(ELSEWHERE):
             st.warning(f"Class {st.session_state[ELSEWHERE]} is now led from another browser (its resume key "
                        "was used there): this page no longer leads it.", icon=":material/swap_horiz:")
+        if st.session_state.get(LEAD_COOKIE_SET):  # this browser no longer leads: it forgets the key
+            S.keep_cookie(LEAD_COOKIE, None, 0, key="lead_cookie")
+            st.session_state.pop(LEAD_COOKIE_SET)
+        ended_panel(store)
         secret = os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
@@ -93,14 +103,27 @@ def teacher_panel(store, url: str) -> None:
         st.warning(f"Class {code} has ended (its link expired).")
         st.button("End it here", key="class_end", on_click=lambda: st.session_state.pop(TEACHING, None))
         return
-    link = f"{url.split('?')[0].rstrip('/')}/?class={code}"
+    link = join_link(url, code)
     lead_heartbeat(store, code)
     who_is_here(store, code)
+    # this browser keeps the class and its key: a reload or a new tab leads it again (resume_from_cookie)
+    S.keep_cookie(LEAD_COOKIE, f"{code}:{st.session_state.get(RESUME, '')}", int(hours() * 3600), key="lead_cookie")
+    st.session_state[LEAD_COOKIE_SET] = True
     st.code(link, language=None, wrap_lines=True)  # wrapped: no box to scroll (one the keyboard cannot reach)
+    if loopback(link):
+        st.warning("This link names this computer itself (localhost): students' devices cannot open it. Open the "
+                   "app by its network address instead, or start the server with MICROSCOPE_PUBLIC_URL set to it "
+                   "(e.g. http://10.0.0.5:8080).", icon=":material/wifi_off:")
     st.image(qr_png(link), width=160, alt=f"QR code of the class's join link, {link}")
+    st.button("Show the join screen", key="class_join_screen", icon=":material/qr_code_2:", width="stretch",
+              on_click=st.session_state.update, args=({JOIN_SCREEN: True},),
+              help="The code and a large QR code across the whole window, for the projector (Esc or Close to leave).")
     resume_key_panel()
-    st.button("End the class", key="class_end", on_click=end_mine, args=(store, code),
-              help="Ends it for every student too; its link then says it has ended.")
+    with st.popover("Answers and End", icon=":material/stop_circle:", width="stretch"):
+        answers_download(store, code)
+        st.markdown("**End the class** for every student? Their pages say it has ended; the answers stay "
+                    "downloadable here for a week.")
+        st.button("Yes, end the class", key="class_end", on_click=end_mine, args=(store, code), type="primary")
 
 
 def resume_key_panel() -> None:
@@ -151,11 +174,12 @@ def password_ok(secret: str | None, given: str | None) -> bool:
 
 def resume_form(store, secret: str | None) -> None:
     """Lead a class again: its code and resume key (and the teacher password when one is set)."""
-    with st.popover("Lead a class again", icon=":material/login:"):
+    with st.popover("Lead a class again", icon=":material/login:"), st.form("class_resume_form", border=False):
+        # a form: typing reruns nothing, so the popover stays open until Lead it
         code = st.text_input("Class code", key="class_resume_code").strip().upper()
         key = st.text_input("Resume key", type="password", key="class_resume_key_in").strip()
         given = st.text_input("Teacher password", type="password", key="class_resume_password") if secret else None
-        if not st.button("Lead it", key="class_resume"):
+        if not st.form_submit_button("Lead it", key="class_resume"):
             return
         if not valid_code(code):  # not counted, not logged: a typo, or junk
             st.error("A class code is 6 letters and digits, as shown beside its join link.")
@@ -185,14 +209,113 @@ def end_mine(store, code: str) -> None:
         led_elsewhere(code)
         return
     stop_leading()
+    st.session_state[ENDED] = code
+
+
+LEAD_COOKIE, LEAD_COOKIE_SET = "microscope_lead", "_lead_cookie_set"
+ENDED = "class_ended"  # the class this session ended: its answers stay downloadable
+JOIN_SCREEN = "_join_screen"  # the join screen fills the window (app.py draws it instead of the page)
+
+
+def join_link(url: str, code: str) -> str:
+    """The join link: on the address the teacher's browser used, or MICROSCOPE_PUBLIC_URL."""
+    base = os.environ.get("MICROSCOPE_PUBLIC_URL") or url.split("?")[0]
+    return f"{base.rstrip('/')}/?class={code}"
+
+
+def loopback(link: str) -> bool:
+    from urllib.parse import urlparse
+
+    host = (urlparse(link).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def answers_download(store, code: str) -> None:
+    """Every answer of the class, every step, as CSV (made when clicked)."""
+    from ui.classroom.asking import answers_csv
+    from ui.classroom.steps import OWN
+
+    own = dict(st.session_state.get(OWN, {}))  # (read here: the CSV is made on another thread)
+    st.download_button("The class's answers (CSV)", lambda: answers_csv(store, code, own),
+                       file_name=f"class_{code}_answers.csv", mime="text/csv", key=f"class_csv_{code}",
+                       on_click="ignore", icon=":material/download:", width="stretch",
+                       help="Every answer of every step so far: seat, step, answer, right.")
+
+
+def ended_panel(store) -> None:
+    """After End: the ended class's answers, still downloadable, until closed."""
+    code = st.session_state.get(ENDED)
+    if not code:
+        return
+    st.info(f"Class {code} has ended. Its answers:", icon=":material/check_circle:")
+    answers_download(store, code)
+    st.button("Close", key="class_ended_close", on_click=st.session_state.pop, args=(ENDED, None))
+
+
+def resume_from_cookie(store) -> None:
+    """Once per session: a browser that led a class (its cookie: the code and the resume key) and
+    is not joining one leads it again (a reload, a new tab, a reconnect), on the class's page, view
+    and lesson; its own lesson file comes back from the store. A spent or wrong key: nothing."""
+    if st.session_state.get("_lead_cookie_read"):
+        return
+    st.session_state["_lead_cookie_read"] = True
+    kept = S.cookie(LEAD_COOKIE)
+    if ":" not in kept or st.session_state.get(TEACHING) or st.query_params.get("class") or st.query_params.get("story"):
+        return
+    code, key = kept.split(":", 1)
+    if not valid_code(code) or version(store, code) is None:
+        return
+    leader = uuid.uuid4().hex
+    new_key = take_lead(store, code, key, leader)
+    if new_key is None:
+        return
+    st.session_state.update({TEACHING: code, RESUME: new_key, LEADER: leader, LEAD_COOKIE_SET: True})
+    from ui import view as V
+    from ui.classroom.session import PENDING
+    from ui.classroom.steps import add_own
+    from ui.classroom.store import lookup
+
+    for name, text in store.run("SELECT name, text FROM class_lessons WHERE code = ?", (code,), True):
+        add_own(name, text)
+    found = lookup(store, code)
+    if isinstance(found, tuple) and found[0]:
+        view = V.from_store(found[0])[0]
+        st.session_state[PENDING] = {**view, "text": store.get(view["doc"]) if view.get("doc") else None,
+                                     "complete": True}
+        if view.get("lesson"):
+            st.session_state[state.keep("class_lesson")] = view["lesson"]["lesson"]
+
+
+def warm_lesson(code: str) -> None:
+    """The lesson this class plays, every step's results computed ahead in the background (once)."""
+    from ui.classroom.steps import all_lessons
+    from ui.classroom.warm import start as warm
+
+    lesson = all_lessons().get((st.session_state.get(STEP) or {}).get("lesson"))
+    if lesson is not None and state.params() is not None:
+        warm(code, lesson, dict(state.params()))
+
+
+def keep_own_lesson(store, code: str) -> None:
+    """The teacher's own lesson this class plays, kept in the store with the class (once)."""
+    from ui.classroom.steps import OWN_TEXT
+
+    step = st.session_state.get(STEP) or {}
+    name = step.get("lesson") or ""
+    text = (st.session_state.get(OWN_TEXT) or {}).get(name)
+    kept = st.session_state.setdefault("_class_lessons_kept", set())
+    if text is not None and (code, name) not in kept:
+        store.run("INSERT INTO class_lessons VALUES (?, ?, ?) ON CONFLICT (code, name) DO NOTHING", (code, name, text))
+        kept.add((code, name))
 
 
 @st.fragment(run_every=SEEN_S)
 def who_is_here(store, code: str) -> None:
     """The teacher's count of students, read again every few seconds (nothing else re-runs)."""
     connected, following = shared(attendance, store, code, default=("?", "?"))
+    exploring = connected - following if isinstance(connected, int) and isinstance(following, int) else 0
     st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
-                f"{following} following")
+                f"{following} following" + (f", {exploring} exploring on their own" if exploring else ""))
     seats, most, refused = shared(seat_origins, store, code, default=(0, 0, 0))
     if seats:  # one browser may open many tabs: how many seats one address holds tells a room from a script
         st.caption(f"{seats} seat{'s' if seats != 1 else ''}, at most {most} from one address"
@@ -200,9 +323,37 @@ def who_is_here(store, code: str) -> None:
                       f"{seats_per_client()} from one address (MICROSCOPE_SEATS_PER_ADDRESS)" if refused else ""))
 
 
-def qr_png(text: str) -> bytes:
+def qr_png(text: str, scale: int = 4) -> bytes:
     import segno
 
     out = io.BytesIO()
-    segno.make(text, error="m").save(out, kind="png", scale=4, border=2)
+    segno.make(text, error="m").save(out, kind="png", scale=scale, border=2)
     return out.getvalue()
+
+
+JOIN_CSS = """<style>
+[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], header[data-testid=stHeader] { display: none !important; }
+[data-testid=stMainBlockContainer] { max-width: 100% !important; padding: 2vh 4vw !important; }
+.join-code { font-size: clamp(3rem, 14vh, 10rem); font-weight: 700; letter-spacing: .12em; margin: 0; line-height: 1.1; }
+.join-link { font-size: clamp(1.2rem, 3.2vh, 2.4rem); word-break: break-all; margin: .2em 0 .6em; }
+</style>"""
+
+
+def join_screen(url: str) -> None:
+    """The whole window for joining, on the projector: the class code large, its link, and its QR
+    code as large as the window allows; Close goes back to the page."""
+    import html
+
+    code = st.session_state[TEACHING]
+    link = join_link(url, code)
+    st.html(JOIN_CSS)
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left:
+        st.html(f"<p>Join the class: scan the code, or open</p><p class='join-link'>{html.escape(link)}</p>"
+                f"<p>Class code</p><p class='join-code'>{html.escape(code)}</p>")
+        if loopback(link):
+            st.warning("This link names this computer itself (localhost): students' devices cannot open it.")
+        st.button("Close the join screen", key="class_join_close", icon=":material/close:",
+                  on_click=st.session_state.pop, args=(JOIN_SCREEN, None))
+    with right:
+        st.image(qr_png(link, scale=16), width="stretch", alt=f"QR code of the class's join link, {link}")

@@ -4,6 +4,7 @@ question and, for a question that takes answers, [steps.answer]), stepped alone 
 is wrong with a file (also from the command line: ui/classroom/check.py)."""
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -47,6 +48,11 @@ def parse(text: str, name: str) -> Lesson:
 
 
 def load_lesson(path: Path) -> Lesson:
+    return _parsed(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(path: Path, mtime: int) -> Lesson:  # (every run of every page lists the lessons: parsed once a file)
     return parse(path.read_text(encoding="utf-8"), path.stem)
 
 
@@ -62,9 +68,29 @@ def documents() -> set[str]:
     return {p.stem for p in (ROOT / "examples").iterdir() if p.suffix in (".txt", ".md")}
 
 
-def problems(text: str) -> list[tuple[int, str]]:
+@functools.lru_cache(maxsize=1)
+def model_shapes() -> dict[str, tuple[int, int]]:
+    """(layers, heads) of BERT and of the sentence encoder of the model lessons run on (the shipped
+    weights on the embedded backbone), read from their files: no model is built."""
+    from safetensors import safe_open
+
+    from model.load import backbone_config, default_backbone_dir
+
+    cfg = backbone_config(default_backbone_dir())
+    shipped = sorted((ROOT / "model" / "weights").glob("*.safetensors"))
+    meta = {}
+    if shipped:
+        with safe_open(str(shipped[0]), "np") as f:
+            meta = f.metadata() or {}
+    return {"bert": (cfg.num_hidden_layers, cfg.num_attention_heads),
+            "inter": (int(meta.get("inter_layers", 2)), int(meta.get("inter_heads", 8)))}
+
+
+def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
     """What is wrong with a lesson file, as (line, problem), line from 1 (0: the file as a whole).
-    Empty: it loads and every step opens."""
+    Empty: it loads and every step opens. Layers and heads are checked against ``shapes`` (default:
+    the model lessons run on)."""
+    shapes = shapes or model_shapes()
     try:
         d = tomllib.loads(text)
     except RecursionError:  # a crafted nesting (arrays in arrays …): one sentence, not the parser's crash
@@ -109,7 +135,8 @@ def problems(text: str) -> list[tuple[int, str]]:
             out.append((line_of("page", n), where + f"page {s.get('page')!r} is not a page of the app "
                                                     f"(\"\" for Summary, or one of {', '.join(sorted(pages - {'summary'}))})"))
         if isinstance(s.get("view"), dict):
-            out += [(line_of(key, n, "view"), where + problem) for key, problem in V.from_toml(s["view"])[1]]
+            pickers, wrong = V.from_toml(s["view"])
+            out += [(line_of(key, n, "view"), where + problem) for key, problem in wrong + V.beyond(pickers, shapes)]
         elif "view" in s:
             out.append((line_of("view", n), where + "view must be a table: [steps.view]"))
         unknown = set(s) - {"page", "text", "question", "view", "answer"}
@@ -122,7 +149,7 @@ def problems(text: str) -> list[tuple[int, str]]:
         if not isinstance(s.get("question"), str) or not s["question"].strip():
             out.append((line_of("answer", n, "answer"), where + "a step that takes answers needs a question"))
         out += [(line_of(key, n, "answer") if key else line_of("kind", n, "answer"), where + problem)
-                for key, problem in table_problems(s["answer"])]
+                for key, problem in table_problems(s["answer"], shapes)]
         if s["answer"].get("kind") == "sentences" and s.get("page", "") != "":
             out.append((line_of("page", n), where + "a sentences question belongs on the Summary page (page = \"\"), "
                                                     "where the model's choice is hidden until the reveal"))

@@ -4,7 +4,7 @@ and a student predicts before the model's answer is revealed. No Streamlit.
     choice     2-6 options; one or more marked right, or none (an opinion)
     sentences  which sentences will the model pick? (its summary: hidden until the reveal)
     head       which head does X? (a layer and a head of BERT or of the sentence encoder)
-    number     a number, right within a tolerance
+    number     a number in a range (0-100 unless the lesson says), right within a tolerance
 
 An answer is checked here before it is stored (``valid``): a value a widget could not have sent
 (an option that does not exist, a sentence out of range, megabytes of text) is refused with one
@@ -36,6 +36,8 @@ class Ask:
     answer: float | None = None            # number (None: an opinion)
     tolerance: float = 0.0                 # number: right within ± this
     unit: str = ""                         # number: shown after it ("%")
+    low: float = 0.0                       # number: what a student may answer, from low …
+    high: float = 100.0                    # … to high (the lesson's range; 0-100 unless it says)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,14 +66,17 @@ def from_toml(table: dict) -> Ask:
         return Ask(kind, pick=int(table.get("pick", 0)))
     if kind == "head":
         return Ask(kind, model=table.get("model", "bert"), right=tuple((l - 1, h - 1) for l, h in table.get("right", ())))
+    low, high = table.get("range", (0, 100))
     return Ask(kind, answer=None if "answer" not in table else float(table["answer"]),
-               tolerance=float(table.get("tolerance", 0)), unit=str(table.get("unit", "")))
+               tolerance=float(table.get("tolerance", 0)), unit=str(table.get("unit", "")), low=float(low),
+               high=float(high))
 
 
-def table_problems(table: dict) -> list[tuple[str | None, str]]:
-    """What is wrong with a ``[steps.answer]`` table: (the key it is about or None, the problem)."""
+def table_problems(table: dict, shapes: dict | None = None) -> list[tuple[str | None, str]]:
+    """What is wrong with a ``[steps.answer]`` table: (the key it is about or None, the problem).
+    ``shapes``: {"bert": (layers, heads), "inter": …} of the model the lesson runs on (heads checked)."""
     known = {"choice": {"kind", "options", "right"}, "sentences": {"kind", "pick"},
-             "head": {"kind", "model", "right"}, "number": {"kind", "answer", "tolerance", "unit"}}
+             "head": {"kind", "model", "right"}, "number": {"kind", "answer", "tolerance", "unit", "range"}}
     kind = table.get("kind")
     if kind not in KINDS:
         return [("kind", f"kind must be one of {', '.join(KINDS)} (it is {kind!r})")]
@@ -96,6 +101,10 @@ def table_problems(table: dict) -> list[tuple[str | None, str]]:
         if not isinstance(right, list) or not all(
                 isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) and x >= 1 for x in r) for r in right):
             out.append(("right", "right must list [layer, head] pairs, each from 1 (e.g. right = [[4, 5]])"))
+        elif shapes and table.get("model", "bert") in shapes:
+            L, H = shapes[table.get("model", "bert")]
+            out += [("right", f"{MODELS[table.get('model', 'bert')]} has layers 1 to {L} and heads 1 to {H}: "
+                              f"there is no layer {r[0]}, head {r[1]}") for r in right if r[0] > L or r[1] > H]
     else:
         for key in ("answer", "tolerance"):
             if key in table and (isinstance(table[key], bool) or not isinstance(table[key], (int, float))
@@ -107,6 +116,13 @@ def table_problems(table: dict) -> list[tuple[str | None, str]]:
             out.append(("tolerance", "a tolerance needs an answer"))
         if not isinstance(table.get("unit", ""), str) or len(table.get("unit", "")) > 12:
             out.append(("unit", "unit must be a short text (e.g. \"%\")"))
+        bounds = table.get("range", [0, 100])
+        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
+                isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
+                or bounds[0] >= bounds[1] or max(map(abs, bounds)) > MAX_NUMBER):
+            out.append(("range", "range must be [lowest, highest], two numbers (default [0, 100])"))
+        elif isinstance(table.get("answer"), (int, float)) and not bounds[0] <= table["answer"] <= bounds[1]:
+            out.append(("answer", f"the answer {table['answer']:g} is outside the range {bounds[0]:g} to {bounds[1]:g}"))
     return out
 
 
@@ -143,6 +159,8 @@ def valid(ask: Ask, value, n_sentences: int = 0, k: int = 3, shape: tuple[int, i
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or abs(value) > MAX_NUMBER:
         raise Refused("That is not a number this question takes.")
+    if not ask.low <= value <= ask.high:
+        raise Refused(f"Answer with a number from {ask.low:g} to {ask.high:g}{ask.unit}.")
     return float(value)
 
 

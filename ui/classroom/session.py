@@ -50,3 +50,26 @@ def led_elsewhere(code: str) -> None:
     and its panel says so once."""
     stop_leading()
     st.session_state[ELSEWHERE] = code
+
+
+_COOKIE_JS = """
+export default function(component) {
+  const { data } = component;
+  const secure = location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = data.value === null ? `${data.name}=; path=/; max-age=0; SameSite=Strict`
+    : `${data.name}=${data.value}; path=/; max-age=${data.max_age}; SameSite=Strict${secure}`;
+}
+"""
+_cookie = st.components.v2.component("microscope_cookie", js=_COOKIE_JS)
+
+
+def keep_cookie(name: str, value: str | None, max_age: int, key: str) -> None:
+    """This browser keeps ``value`` under ``name`` (None: forgets it); read back by ``cookie`` in
+    the next session of this browser (a reload, a new tab)."""
+    _cookie(key=key, data={"name": name, "value": value, "max_age": max_age})
+
+
+def cookie(name: str) -> str:
+    """A cookie this browser sent when the session opened ("" if none)."""
+    value = st.context.cookies.get(name)
+    return value if isinstance(value, str) else ""

@@ -13,6 +13,7 @@ from ui.classroom.lessons import MAX_LESSON_BYTES, Lesson, lessons, parse, probl
 from ui.classroom.session import FOLLOWING, JOINED, PENDING, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Lesson
+OWN_TEXT = "class_own_lesson_texts"  # … and their files' text (a class keeps the one it plays in the store)
 OWN_ERROR = "class_own_lesson_error"
 
 
@@ -32,43 +33,74 @@ def load_own() -> None:
     except UnicodeDecodeError:
         text = None
     found = problems(text) if text is not None else [(0, f"it is not a text file (UTF-8, under {MAX_LESSON_BYTES // 1000} KB)")]
-    if found:
-        line, problem = found[0]
-        more = f" ({len(found) - 1} more: check it with python -m ui.classroom.check)" if len(found) > 1 else ""
-        st.session_state[OWN_ERROR] = f"{f.name} was not loaded: {'line ' + str(line) + ': ' if line else ''}{problem}{more}."
+    if found:  # every problem, by line (up to 8), in the file's own words: nothing to run
+        said = [f"{'line ' + str(line) + ': ' if line else ''}{problem}" for line, problem in found[:8]]
+        more = f" … and {len(found) - 8} more" if len(found) > 8 else ""
+        st.session_state[OWN_ERROR] = (f"{f.name} was not loaded. Change this in the file and load it again:\n\n- "
+                                       + "\n- ".join(said) + more)
         return
     name = "own_" + "".join(c if c.isalnum() else "_" for c in Path(f.name).stem)[:40]
-    st.session_state.setdefault(OWN, {})[name] = parse(text, name)
+    add_own(name, text)
     st.session_state[state.keep("class_lesson")] = name
+    choose(name)
+
+
+def add_own(name: str, text: str) -> None:
+    st.session_state.setdefault(OWN, {})[name] = parse(text, name)
+    st.session_state.setdefault(OWN_TEXT, {})[name] = text
+
+
+def choose(name: str | None = None) -> None:
+    """Picking a lesson (the picker's callback, a loaded file, a link) opens it at its first step:
+    its page, its document and its view, so Start a class has a document to start on."""
+    from ui.widgets import examples
+
+    name = name or st.session_state.get("class_lesson")
+    found = all_lessons()
+    if name in found:
+        go_to_step(found[name], 0, examples())
+    else:
+        st.session_state.pop(STEP, None)
 
 
 def lesson_panel(examples: dict) -> None:
-    """Sidebar: pick a lesson, Back/Next through its steps (alone, or for a class as its teacher)."""
+    """Sidebar: pick a lesson (it opens at its first step), Back/Next through its steps (alone, or
+    for a class as its teacher), or load one's own lesson file."""
     if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
         return  # a student following: the teacher turns the pages
     found = all_lessons()
     none = "— no lesson —"  # an option of its own: a None value reads as no choice
-    name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"),
-                        format_func=lambda n: found[n].title if n in found else n)
-    st.file_uploader("…or your own lesson (.toml)", type=["toml"], key="lesson_upload", on_change=load_own,
-                     help="The format: docs/classes.md. It is checked first; a file with a mistake says where.")
+    name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"), on_change=choose,
+                        format_func=lambda n: found[n].title if n in found else n,
+                        help="Opens the lesson at its first step, with its document.")
+    if name in found:
+        lesson = found[name]
+        step = st.session_state.get(STEP) or {"lesson": name, "step": -1}
+        if step.get("lesson") != name:
+            step = {"lesson": name, "step": -1}
+        c = st.columns(2)
+        c[0].button("Back", key="lesson_back", disabled=step["step"] <= 0, width="stretch",
+                    on_click=go_to_step, args=(lesson, step["step"] - 1, examples))
+        c[1].button("Next" if step["step"] >= 0 else "Open its first step", key="lesson_next", type="primary",
+                    width="stretch", disabled=step["step"] >= len(lesson.steps) - 1, on_click=go_to_step,
+                    args=(lesson, step["step"] + 1, examples))
+    elif st.session_state.get(STEP) and not st.session_state.get(JOINED):
+        st.session_state.pop(STEP, None)
+    with st.expander("Your own lesson file"):
+        st.file_uploader("Load a lesson (.toml)", type=["toml"], key="lesson_upload", on_change=load_own,
+                         help="A lesson file (TOML): its format is in the project's docs/classes.md, \"Teaching a "
+                              "class\". It is checked first; a file with a mistake says what to change, line by line.")
+        from ui.classroom.lessons import LESSONS
+
+        example = LESSONS / "which_sentences_and_why.toml"
+        st.download_button("A lesson file to start from", example.read_bytes(), file_name="my_lesson.toml",
+                           mime="application/toml", key="lesson_example", on_click="ignore", icon=":material/download:",
+                           help="A shipped lesson, its lines explained in comments: edit it in any text editor and "
+                                "load it above.")
     if st.session_state.get(OWN_ERROR):
         from viz.common import markdown_text
 
         st.error(markdown_text(st.session_state[OWN_ERROR]))
-    if name not in found:
-        st.session_state.pop(STEP, None)
-        return
-    lesson = found[name]
-    step = st.session_state.get(STEP) or {"lesson": name, "step": -1}
-    if step.get("lesson") != name:
-        step = {"lesson": name, "step": -1}
-    c = st.columns(2)
-    c[0].button("Back", key="lesson_back", disabled=step["step"] <= 0, width="stretch",
-                on_click=go_to_step, args=(lesson, step["step"] - 1, examples))
-    c[1].button("Next" if step["step"] >= 0 else "Start", key="lesson_next", type="primary", width="stretch",
-                disabled=step["step"] >= len(lesson.steps) - 1, on_click=go_to_step,
-                args=(lesson, step["step"] + 1, examples))
 
 
 def read_link(examples: dict) -> None:
@@ -88,7 +120,7 @@ def read_link(examples: dict) -> None:
                                  f"({', '.join(found) or 'none'})"])
         return
     st.session_state[state.keep("class_lesson")] = name
-    go_to_step(found[name], 0, examples)
+    choose(name)
 
 
 def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:

@@ -1,0 +1,221 @@
+"""A workshop a teacher would run tomorrow (issue 58), in AppTest sessions on one store: the class
+survives the teacher's reload, End asks first and the answers stay, a hidden answer stays hidden
+(leaving counts as leaving the question), the controls cannot mislead, what a browser sends is
+checked, lesson files are checked against the model, one way in, joining that works in a room."""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from helpers import SHORT, charts, new_app, summarize
+from ui import classroom as C
+from ui.classroom import answers as A
+from ui.classroom import session as S
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def fresh(query: dict | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(query or {})
+    return at.run()
+
+
+def button(at, key):
+    return next(b for b in at.button if b.key == key)
+
+
+def store():
+    from ui.resources import document_store
+
+    return document_store()
+
+
+def teaching(lesson: str = "which_sentences_and_why"):
+    teacher = new_app()
+    teacher.selectbox(key="class_lesson").set_value(lesson).run()  # one way in: the lesson opens, document too
+    assert teacher.session_state[C.STEP]["step"] == 0 and teacher.session_state["document"]
+    button(teacher, "class_start").click().run()
+    assert not teacher.error, [e.value for e in teacher.error]
+    return teacher, teacher.session_state[C.TEACHING]
+
+
+def test_the_teachers_reload_leads_the_same_class_at_the_same_step_with_its_lesson(summarizer, monkeypatch):
+    """F5 or a new tab: the browser's cookie (the code and the resume key) leads the class again,
+    on its page, step and lesson (the teacher's own lesson file, from the store); the old tab is told."""
+    from ui.classroom.lead import LEAD_COOKIE
+    from ui.classroom.lessons import parse
+    from ui.classroom.steps import OWN, OWN_TEXT
+
+    text = (ROOT / "lessons" / "which_sentences_and_why.toml").read_text().replace(
+        'title = "Which sentences, and why"', 'title = "Mine"')
+    teacher = new_app()
+    teacher.session_state[OWN], teacher.session_state[OWN_TEXT] = {"own_mine": parse(text, "own_mine")}, {"own_mine": text}
+    teacher.run()
+    teacher.selectbox(key="class_lesson").set_value("own_mine").run()
+    button(teacher, "class_start").click().run()
+    code = teacher.session_state[C.TEACHING]
+    button(teacher, "lesson_next").click().run()
+    button(teacher, "lesson_next").click().run()  # step 3: the Why page
+    key = teacher.session_state[C.RESUME]
+    monkeypatch.setattr(S, "cookie", lambda name: f"{code}:{key}" if name == LEAD_COOKIE else "")
+    again = new_app()  # F5: a new session of the same browser, its address without the class
+    assert not again.exception and again.session_state[C.TEACHING] == code
+    assert again.session_state[C.STEP]["lesson"] == "own_mine" and again.session_state[C.STEP]["step"] == 2
+    assert again.title[0].value.startswith("Why") and "own_mine" in again.session_state[OWN]
+    assert again.session_state[C.RESUME] != key  # the key in the cookie is spent: a new one kept
+    teacher.run()
+    assert C.TEACHING not in teacher.session_state  # the old tab no longer leads, and says so
+    assert any("led from another browser" in w.value for w in teacher.warning)
+    spent = new_app()  # the old key again (a copied cookie): nothing happens
+    assert C.TEACHING not in spent.session_state
+
+
+def test_end_asks_first_and_the_answers_stay_downloadable_from_any_step(summarizer):
+    teacher, code = teaching()
+    student = fresh({"class": code})
+    student.pills[0].set_value([0, 1, 2]).run()
+    button(teacher, "lesson_next").click().run()  # a step that asks nothing: the CSV is there all the same
+    assert any(b.key == f"class_csv_{code}" for b in teacher.get("download_button"))
+    assert C.version(store(), code) is not None  # opening "Answers and End" ends nothing by itself
+    button(teacher, "class_end").click().run()  # "Yes, end the class"
+    assert C.TEACHING not in teacher.session_state and C.version(store(), code) is None
+    assert any(f"Class {code} has ended" in i.value for i in teacher.info)
+    assert any(b.key == f"class_csv_{code}" for b in teacher.get("download_button"))  # after End: still there
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(C.lessons())))))
+    assert [r["answer"] for r in rows] == ["sentences 1, 2, 3"]
+
+
+def test_leaving_to_explore_while_the_answer_is_hidden_keeps_the_answer_as_it_was(summarizer):
+    """The model's pick is on other pages: a student who leaves during the open question cannot
+    come back and change their answer (nor answer, if they had not)."""
+    teacher, code = teaching()
+    peeker, late = fresh({"class": code}), fresh({"class": code})
+    peeker.pills[0].set_value([0, 1, 2]).run()
+    for s in (peeker, late):
+        button(s, "class_leave").click().run()
+        s.switch_page("pages/sentence_encoder.py").run()  # where the stars are
+        button(s, "class_back").click().run()
+    assert peeker.pills[0].disabled and "stays as it was" in " ".join(c.value for c in peeker.caption)
+    peeker.session_state[f"answer_{A.step_id(peeker.session_state[C.STEP])}"] = [5, 6, 7]  # a tampered message
+    peeker.run()
+    step = A.step_id(teacher.session_state[C.STEP])
+    assert A.mine(store(), code, step, peeker.session_state[C.SESSION]) == [0, 1, 2]
+    assert late.pills[0].disabled and A.mine(store(), code, step, late.session_state[C.SESSION]) is None
+
+
+def test_what_a_browser_sends_is_checked_one_sentence_never_a_crash(summarizer):
+    """A number question's control given a text, NaN, infinity or a number out of its range: one
+    sentence, nothing stored; a number question has a range (0-100 unless the lesson says)."""
+    from ui.classroom.questions import Ask, Refused, valid
+
+    teacher, code = teaching("attention_in_20_minutes")
+    asked = [n for n, s in enumerate(C.lessons()["attention_in_20_minutes"].steps) if s.ask and s.ask.kind == "number"]
+    while teacher.session_state[C.STEP]["step"] < asked[0]:
+        button(teacher, "lesson_next").click().run()
+    from streamlit.testing.v1 import AppTest
+
+    step = A.step_id(teacher.session_state[C.STEP])
+    for crafted in ("eighty", float("nan"), float("inf"), 150.0, [1, 2]):
+        student = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+        student.query_params["class"] = code
+        student.session_state[f"answer_{step}"] = crafted  # what a tampered message would leave there
+        student.run()
+        assert not student.exception, crafted
+        assert A.mine(store(), code, step, student.session_state[C.SESSION]) is None, crafted
+    ask = Ask("number", answer=80, tolerance=10, unit="%")
+    for bad in (150, -1, float("nan"), float("inf"), "80", True):
+        with pytest.raises(Refused):
+            valid(ask, bad)
+    assert valid(ask, 80) == 80.0
+
+
+def test_the_checker_knows_the_models_layers_and_heads_and_a_numbers_range():
+    from ui.classroom.lessons import model_shapes, problems
+
+    assert model_shapes() == {"bert": (6, 12), "inter": (2, 8)}
+    lesson = (ROOT / "lessons" / "attention_in_20_minutes.toml").read_text()
+    assert problems(lesson) == []
+    head = lesson.replace("right = [[", "right = [[2, 13], [", 1)
+    assert any("no layer 2, head 13" in p for _, p in problems(head)), problems(head)
+    number = 'title = "t"\ndocument = "bbc_insurance_bosses"\n[[steps]]\ntext = "x"\nquestion = "q"\n' \
+             '[steps.answer]\nkind = "number"\nanswer = 150\nunit = "%"\n'
+    assert any("outside the range 0 to 100" in p for _, p in problems(number)), problems(number)
+    assert problems(number.replace("unit", 'range = [0, 200]\nunit')) == []
+    view = lesson.replace("bert_layer = 1", "bert_layer = 7", 1)
+    assert any("bert_layer = 7" in p and "has layers 1 to 6" in p for _, p in problems(view)), problems(view)
+
+
+def test_joining_in_a_room_the_join_screen_and_a_loopback_link_flagged(summarizer, monkeypatch):
+    monkeypatch.setenv("MICROSCOPE_PUBLIC_URL", "http://127.0.0.1:8501")  # what a teacher on the server types
+    teacher, code = teaching()
+    warned = " ".join(w.value for w in teacher.warning)
+    assert "localhost" in warned and "MICROSCOPE_PUBLIC_URL" in warned
+    button(teacher, "class_join_screen").click().run()
+    shown = " ".join(h.proto.body for h in teacher.get("html"))
+    assert "join-code" in shown and code in shown and teacher.get("image") and not charts(teacher)
+    button(teacher, "class_join_close").click().run()
+    assert charts(teacher) or teacher.title  # the page again
+    monkeypatch.setenv("MICROSCOPE_PUBLIC_URL", "http://10.0.0.5:8080")
+    teacher.run()
+    assert any(f"http://10.0.0.5:8080/?class={code}" in c.value for c in teacher.get("code"))
+    assert "localhost" not in " ".join(w.value for w in teacher.warning)
+
+
+def test_the_same_browser_scanning_again_is_the_same_seat(summarizer, monkeypatch):
+    """The seat is kept in the browser's cookie too: the QR code scanned again (no seat in the
+    address) sits in the same seat, with its answer."""
+    from ui.classroom.follow import seat_cookie
+
+    teacher, code = teaching()
+    student = fresh({"class": code})
+    seat = student.session_state[C.SESSION]
+    student.pills[0].set_value([0, 1, 2]).run()
+    import streamlit as st
+
+    real = st.context.__class__.cookies
+    monkeypatch.setattr(st.context.__class__, "cookies", property(lambda self: {seat_cookie(code): seat}))
+    again = fresh({"class": code})
+    monkeypatch.setattr(st.context.__class__, "cookies", real)
+    assert again.session_state[C.SESSION] == seat and again.pills[0].value == [0, 1, 2]
+
+
+def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
+    """A class on a lesson: a background thread computes every step's results (in lesson order)
+    before the teacher gets there, under the pages' own cache keys."""
+    import time
+
+    from ui import resources
+    from ui.classroom.warm import results_for
+    from ui.runs import peek
+
+    for cache in (resources.result_cache, resources.trace_cache):
+        cache.clear()
+    lesson = C.lessons()["attention_in_20_minutes"]
+    wanted = [(n, what) for n, s in enumerate(lesson.steps) for what in results_for(s.page, s.view)]
+    assert {w for _, w in wanted} == {"explanation", "stats", "gradient", "mixing"}, wanted
+    teacher, code = teaching("attention_in_20_minutes")
+    params = teacher.session_state["params"]
+    deadline = time.time() + 120
+    while peek("explanation", params, None) is None or peek("gradient", params) is None:
+        assert time.time() < deadline, "the lesson's steps were not computed ahead"
+        time.sleep(0.5)
+    assert teacher.session_state[C.STEP]["step"] == 0  # the teacher is still on step 1
+
+
+def test_a_class_version_moves_once_per_step_of_the_teacher(summarizer):
+    """Every move of the class's version makes every student rerun: a step of the teacher moves it
+    once (the heartbeat published the page before, during the teacher's own full runs: twice on a
+    new page)."""
+    teacher, code = teaching("attention_in_20_minutes")
+    steps = len(C.lessons()["attention_in_20_minutes"].steps)
+    for _ in range(steps - 1):
+        v = C.version(store(), code)
+        button(teacher, "lesson_next").click().run()
+        assert C.version(store(), code) == v + 1, teacher.session_state[C.STEP]["step"]

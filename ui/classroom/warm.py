@@ -1,0 +1,82 @@
+"""A lesson's steps computed ahead (issue 58): when a class starts on a lesson, a background
+thread computes, in lesson order, the model results each step's page needs (the Trace of its BERT
+window, what each token used, the words' attributions, the heads' statistics and importance)
+into the server-wide result cache, before the teacher gets there; every student's page then draws
+from the cache. The keys are the pages' own (ui.runs.cached, ui.runs.run_trace), so a step is
+computed once whoever asks first. No Streamlit calls here: it runs outside any session."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ui.classroom.lessons import Lesson
+
+_STARTED: set[tuple] = set()  # (class code, lesson name, document): warmed once per server process
+_LOCK = threading.Lock()
+
+
+def results_for(page: str, view: dict) -> tuple[str, ...]:
+    """What a step's page computes from the model beyond the Trace (its view's pickers decide)."""
+    if page == "why":
+        return ("explanation",)
+    if page == "heads":
+        return ("stats",) + (("gradient",) if view.get("heads_view", "Statistics") != "What fine-tuning changed" else ())
+    if (page == "bert_attention" and view.get("bert_show", "attention") != "attention"
+            or page == "sentence_encoder" and view.get("inter_show", "attention") != "attention"
+            or page == "learn" and view.get("learn_sep")):
+        return ("mixing",)
+    return ()
+
+
+def warm(lesson: Lesson, params: dict) -> list[tuple[int, str]]:
+    """Compute every step's results in lesson order (``params``: the class's Summarize settings);
+    → what was computed, (step, result)."""
+    from analysis import heads as AH
+    from ui.resources import get_model, model_slots
+    from ui.runs import cached, run_trace, trace_key
+
+    model = get_model(params["weights"], params["device"])
+    text, k, block = params["text"], params["k"], params["block_trigram"]
+    trace = run_trace(text, k, block, params["weights"], params["device"])
+    done = []
+    for n, step in enumerate(lesson.steps):
+        for what in results_for(step.page, step.view):
+            if what == "explanation":
+                from analysis.explain import explain
+
+                def compute():
+                    with model_slots():
+                        return explain(model, text, k, block, None, mask_heads=(), trace=trace)
+                cached("explanation", params, compute, None)
+            elif what == "stats":
+                cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)},
+                       trace.window)
+            elif what == "gradient" and len(trace.windows) <= 4:  # a long document's: only when asked (ui.runs.asked)
+                cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))),
+                       model_run=True)
+            elif what == "mixing":
+                from analysis.mixing import mixing
+
+                cached("mixing", params, lambda: mixing(model, text, trace.window, trace.summary.masked_heads),
+                       trace_key(trace), model_run=True)
+            done.append((n, what))
+    return done
+
+
+def start(code: str, lesson: Lesson, params: dict) -> bool:
+    """Warm ``lesson`` for the class ``code`` in a background thread (once per class, lesson and
+    document in this process); → whether a thread was started."""
+    key = (code, lesson.name, params["text"], params["k"], params["block_trigram"], params["weights"])
+    with _LOCK:
+        if key in _STARTED:
+            return False
+        _STARTED.add(key)
+
+    def run():
+        try:
+            warm(lesson, params)
+        except Exception:  # noqa: BLE001  a step that fails here is computed (and said) on its page
+            logging.getLogger("microscope").exception("class %s: warming lesson %s", code, lesson.name)
+
+    threading.Thread(target=run, name=f"warm-{code}", daemon=True).start()
+    return True
