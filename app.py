@@ -27,7 +27,8 @@ from ui.legacy import start_session  # noqa: E402
 from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
 from ui.resources import document_store, get_model  # noqa: E402
 from ui.runs import current_trace, run_trace  # noqa: E402
-from ui.widgets import example_text, examples, load_upload, result_caption  # noqa: E402
+from ui.widgets import (REFERENCE, REFERENCE_OF, example_text, examples, load_reference_upload,  # noqa: E402
+                        load_upload, result_caption, set_document)
 
 st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
 start_session()
@@ -54,14 +55,15 @@ st.session_state.pop(figures.DRAWN, None)  # the charts this run draws (plain wo
 def load_example():
     name = st.session_state.get("example")
     if name in EXAMPLES:
-        st.session_state["document"] = example_text(EXAMPLES[name])
+        set_document(example_text(EXAMPLES[name]), example=True)
 
 
 def document_edited():
-    """An edited document is no longer the picked example: the picker says so."""
+    """An edited document is no longer the picked example: the picker says so (and its reference goes)."""
     name = st.session_state.get("example")
     if name in EXAMPLES and st.session_state.get("document") != example_text(EXAMPLES[name]):
         st.session_state["example"] = None
+    set_document(st.session_state.get("document") or "")
 
 
 st.session_state.pop(state.STORE_DOWN, None)  # also what a fragment's failed call left (it said so in place)
@@ -83,6 +85,13 @@ with st.sidebar:
     st.file_uploader("…or upload a .txt / .md file", type=["txt", "md"], key="upload", on_change=load_upload)
     st.text_area("Document", key="document", height=220, placeholder="Paste a news article here.",
                  on_change=document_edited)
+    with st.expander("Reference summary (optional)", expanded=bool(st.session_state.get(REFERENCE))):
+        st.text_area("Reference summary", key=REFERENCE, height=110, on_change=st.session_state.pop,
+                     args=(REFERENCE_OF, None), placeholder="A summary written by a person (one sentence a line)",
+                     help="The Summary page then scores the model's summary against it (ROUGE), beside Lead-k and the "
+                          "best any k sentences could do, and shows where each reference sentence comes from.")
+        st.file_uploader("…or upload it (.txt / .md)", type=["txt", "md"], key="reference_upload",
+                         on_change=load_reference_upload)
     st.session_state.setdefault("k", 3)  # defaults here, not in the widgets: links and lessons also set them
     st.session_state.setdefault("block_trigram", True)
     k = st.number_input("Summary length k (sentences)", min_value=1, max_value=10, key="k")

@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    for name, why in (result.get("not_computed") or {}).items() if isinstance(result, dict) else ():
+        print(f"note: the report's {name} was not computed ({why}); the summaries are kept", file=sys.stderr)
     print(json.dumps(result, ensure_ascii=False))
     return 0
 

@@ -417,14 +417,27 @@ def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> 
     positions = [i for d in ok for i in d["selected"]]
     report["selected_position_histogram"] = np.bincount(positions, minlength=10).tolist() if positions else []
     report["lead_share"] = round(float(np.mean([d["selected"] == d["lead"] for d in ok])), 4) if ok else None
-    report["rouge"] = rouge_vs_lead(ok, k)
-    report["faithfulness"] = faithfulness_report(ok)
+    # the aggregates last, each on its own: one that fails (a library missing, a bad value) is said in
+    # the report, and the summaries above and the other aggregates are kept
+    report["not_computed"] = {}
+
+    def aggregate(name: str, compute):
+        try:
+            report[name] = compute()
+        except Exception as e:  # noqa: BLE001  said in the report, not lost in a traceback
+            report[name] = None
+            report["not_computed"][name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+
+    aggregate("rouge", lambda: rouge_vs_lead(ok, k))
+    aggregate("faithfulness", lambda: faithfulness_report(ok))
     parts = sorted((out / "shards").glob("heads-*.parquet"))
     if parts:
-        heads = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
-        heads["id"], heads["part"] = heads["id"].astype("category"), heads["part"].astype("category")
-        write_atomic(out / "heads.parquet", lambda p: heads.to_parquet(p, index=False))
-        report["heads"] = head_aggregates(heads)
+        def heads_report():
+            heads = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+            heads["id"], heads["part"] = heads["id"].astype("category"), heads["part"].astype("category")
+            write_atomic(out / "heads.parquet", lambda p: heads.to_parquet(p, index=False))
+            return head_aggregates(heads)
+        aggregate("heads", heads_report)
     return report
 
 

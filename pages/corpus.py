@@ -154,6 +154,9 @@ m[3].metric("Summary = lead", "–" if report["lead_share"] is None else f"{repo
             help=f"Share of documents whose summary is exactly the first {report['k']} scored sentences.")
 m[4].metric("Documents/s (last run)", run.get("documents_per_s") or "–")
 
+for name, why in (report.get("not_computed") or {}).items():  # an aggregate that failed: said, the rest shown
+    st.warning(f"This run's {markdown_text(name)} could not be computed ({markdown_text(why)}); its summaries "
+               "are all here.")
 if report.get("rouge"):
     r = report["rouge"]
     st.header(f"ROUGE against the references ({r['documents']} documents)")

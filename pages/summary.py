@@ -4,17 +4,18 @@ import html
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from analysis.explain import selection
-from ui import state
+from ui import a11y, state
 from ui.classroom import choice_hidden
 from ui.figures import plot, shared_figure
 from ui.resources import get_model
 from ui.runs import side_by_side
-from ui.widgets import examples, need_trace, result_caption
+from ui.widgets import REFERENCE, examples, need_trace, result_caption
 from ui.export import download_row
-from viz.common import plural, preview
+from viz.common import markdown_text, plural, preview
 from viz.heads import score_comparison
 from viz.summary import document_html, legend_html, score_bars
 
@@ -77,6 +78,55 @@ with left:
     st.html(document_html(s, statuses))
 with right:
     plot(shared_figure(trace, ("score_bars",), lambda: score_bars(s, statuses=statuses)), key="score_bars")
+
+# ---------------------------------------------------------------- how good, against a reference (issue 60)
+st.header("How good is this summary?")
+reference = (st.session_state.get(REFERENCE) or "").strip()
+if not reference:
+    st.caption("Give a reference summary (sidebar: **Reference summary**) to score this summary against it with "
+               "ROUGE, beside Lead-k and the best any k sentences could do, and see where each reference sentence "
+               "comes from. The shipped examples bring theirs.")
+else:
+    from analysis.quality import in_words, quality
+    from ui.runs import cached, sha
+    from viz.quality import alignment_html, mark, overlap_chart
+
+    try:
+        q = cached("quality", params, lambda: quality(list(s.sentences), list(s.selected), reference, params["k"]),
+                   sha(reference))
+    except ValueError as e:
+        st.warning(markdown_text(str(e)))
+    else:
+        k = params["k"]
+        names = {"model": f"This model (k = {k})", "lead": f"Lead-{k} (the first {k} sentences)",
+                 "oracle": f"Oracle (the best {k} sentences: greedy, as the training labels)"}
+        table = pd.DataFrame([{"summary": names[n], "sentences": ", ".join(str(i + 1) for i in q.systems[n]),
+                               "ROUGE-1": round(q.rouge[n]["rouge1"][2], 1), "ROUGE-2": round(q.rouge[n]["rouge2"][2], 1),
+                               "ROUGE-L": round(q.rouge[n]["rougeLsum"][2], 1),
+                               "reference words covered": f"{q.rouge[n]['rouge1'][1]:.0f}%"} for n in q.systems])
+        a11y.dataframe(table, "ROUGE against the reference", hide_index=True, key="quality_table")
+        st.markdown(f"{in_words(q, k)} Ranked by ROUGE-1, the model is **{['first', 'second', 'third'][q.rank() - 1]}** "
+                    "of the three.")
+        st.caption("ROUGE F1 × 100 (rouge-score, stemmed; ROUGE-L over sentences, as the papers report it). "
+                   "Words covered: ROUGE-1 recall, the share of the reference's words the summary has.")
+        plot(shared_figure(trace, ("quality", sha(reference)), lambda: overlap_chart(
+            list(s.sentences), q.overlap, q.systems["model"], q.systems["oracle"])), key="quality_overlap")
+        st.subheader("Where each reference sentence comes from")
+        r = st.selectbox("Reference sentence", range(len(q.reference)), key="quality_ref",
+                         format_func=lambda j: f"{j + 1}. {preview(q.reference[j], 80)}",
+                         help="The document sentences it draws on: those that add the most of its two-word phrases.")
+        drawn = q.alignment[r]
+        st.caption("Draws on " + (", ".join(f"sentence {i + 1} {mark(i, q.systems['model'], q.systems['oracle'])}".strip()
+                                            for i, _ in drawn) if drawn else "no sentence of the document (it is "
+                                  "written in other words)") + ". ▶ marks them below.")
+        with st.expander("The document, the sentences it draws on marked"):
+            st.html(alignment_html(list(s.sentences), drawn, q.systems["model"]))
+        if q.adds_nothing:
+            st.markdown("Sentences of the model's summary that share no two-word phrase with the reference: "
+                        + ", ".join(f"**{i + 1}** (“{markdown_text(preview(s.sentences[i], 50))}”)"
+                                    for i in q.adds_nothing) + ".")
+        else:
+            st.caption("Every sentence of the model's summary shares a phrase with the reference.")
 
 
 def report() -> str:

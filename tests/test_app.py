@@ -35,7 +35,7 @@ def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):
 
 def test_summary_page(summarizer_loaded):
     at = summarize(new_app(), SHORT, k=2)
-    assert len(charts(at)) == 1 and json.loads(spec(charts(at)[0]))["data"][0]["type"] == "bar"
+    assert charts(at)[0].key == "score_bars" and json.loads(spec(charts(at)[0]))["data"][0]["type"] == "bar"
     assert [b.label for b in at.main.get("download_button")] == ["Text .txt", "Markdown .md", "Scores .csv",
                                                                 "Trace .npz", "Report .html"]
     assert at.get("html")                               # the shaded document
@@ -139,7 +139,7 @@ def test_learn_page(summarizer_loaded):
 def test_bad_input_corpus_is_summarised(summarizer_loaded, name):
     text = (CORPUS / name).read_bytes().decode("utf-8")
     at = summarize(new_app(), text, k=2)
-    assert not at.error and len(charts(at)) == 1
+    assert not at.error and charts(at)[0].key == "score_bars"
     shown = "".join(h.proto.body for h in at.get("html"))
     assert "<script>" not in shown and "onerror=" not in shown.replace("onerror=&quot;", "")
 

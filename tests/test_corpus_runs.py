@@ -93,3 +93,25 @@ def test_a_broken_run_is_one_line_not_a_traceback(tmp_path, broken):
     at.selectbox(key="corpus_run").set_value("broken-run").run()
     assert not at.exception and len(at.error) == 1 and "cannot be read" in at.error[0].value
     assert "Error" not in at.error[0].value  # words, not an exception's class name
+
+
+def test_an_aggregate_that_fails_is_named_and_the_summaries_are_kept(tmp_path, monkeypatch):
+    """Issue 60: the report's ROUGE failing (rouge-score missing, as on an app-only install before)
+    loses nothing: the summaries are written, the report names what failed, no traceback."""
+    import analysis.corpus as AC
+
+    src = tmp_path / "in.jsonl"
+    docs = [{"id": "a", "text": "One. Two.", "reference": "One."}, {"id": "b", "text": "Three. Four.", "reference": "x"}]
+    src.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "shards").mkdir()
+    (tmp_path / "shards" / "summaries-0.jsonl").write_text("".join(json.dumps(
+        {"id": d["id"], "sentences": d["text"].split(" "), "selected": [0], "lead": [0], "reference": [d["reference"]]})
+        + "\n" for d in docs))
+
+    def missing(*args):
+        raise ModuleNotFoundError("No module named 'rouge_score'")
+
+    monkeypatch.setattr(AC, "rouge_vs_lead", missing)
+    report = AC.merge(tmp_path, str(src), 3, {})
+    assert report["rouge"] is None and "rouge_score" in report["not_computed"]["rouge"]
+    assert report["summarized"] == 2 and len((tmp_path / "summaries.jsonl").read_text().splitlines()) == 2

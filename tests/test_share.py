@@ -33,7 +33,7 @@ def test_edited_inputs_mark_the_result_out_of_date_and_the_settings_are_shown():
     assert "k = 2" in caption and "trigram blocking on" in caption
     at.text_area(key="document").set_value(SHORT + " One more sentence was added at the end today.").run()
     assert "Out of date" in warnings(at) and "the document" in warnings(at)
-    assert len(charts(at)) == 1  # the old result stays visible, marked
+    assert charts(at)[0].key == "score_bars"  # the old result stays visible, marked
     at.number_input(key="k").set_value(3).run()
     assert "the document, k changed" in warnings(at)
 
@@ -50,7 +50,7 @@ def test_first_screen_explains_and_tries_an_example():
     at = new_app()
     assert "Attention microscope" in at.title[0].value and len(charts(at)) == 0
     next(b for b in at.button if b.label == "Try an example").click().run()
-    assert not at.exception and len(charts(at)) == 1
+    assert not at.exception and charts(at)[0].key == "score_bars"
     assert at.selectbox(key="example").value is not None
 
 
@@ -78,7 +78,7 @@ def test_a_pasted_document_gets_a_link_while_the_server_holds_it():
     fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     fresh.query_params.update(doc=doc, k="2")
     fresh.run()
-    assert fresh.text_area(key="document").value.startswith("Assurance") and len(charts(fresh)) == 1
+    assert fresh.text_area(key="document").value.startswith("Assurance") and charts(fresh)[0].key == "score_bars"
     gone = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     gone.query_params.update(doc="id:0000000000000000")
     gone.run()
@@ -160,7 +160,7 @@ def test_a_bad_link_parameter_is_named_and_the_rest_restores(query, named):
     at.run()
     assert not at.exception and named in warnings(at) and "the rest of the link is restored" in warnings(at)
     assert at.text_area(key="document").value.startswith("Insurance bosses")  # the document is kept
-    assert len(charts(at)) == 1                                                # and summarized
+    assert charts(at)[0].key == "score_bars"                                                # and summarized
 
 
 def test_a_link_to_a_layer_or_head_the_model_lacks_says_so():

@@ -25,6 +25,13 @@ def rouge_per_doc(preds: list[list[str]], refs: list[list[str]]) -> np.ndarray:
     return out
 
 
+def rouge_detail(pred: list[str], ref: list[str]) -> dict[str, tuple[float, float, float]]:
+    """One summary against one reference (each a list of sentences): per ``KEYS``, (precision,
+    recall, F1) × 100, as ``rouge_per_doc`` scores it."""
+    s = rouge_scorer.RougeScorer(list(KEYS), use_stemmer=True).score("\n".join(ref), "\n".join(pred))
+    return {k: (100 * s[k].precision, 100 * s[k].recall, 100 * s[k].fmeasure) for k in KEYS}
+
+
 def rouge(preds: list[list[str]], refs: list[list[str]]) -> dict[str, float]:
     """Mean F1 x 100 of each ROUGE variant; each summary is a list of sentences."""
     per_doc = rouge_per_doc(preds, refs)  # [N, 3]

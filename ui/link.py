@@ -21,7 +21,7 @@ from ui import state, view
 from ui.errors import shared
 from ui.models import weights_choices
 from ui.resources import document_store
-from ui.widgets import example_text
+from ui.widgets import REFERENCE, example_text, set_document
 
 READ, PAGE_READ = "_link_read", "_link_page_read"
 
@@ -38,6 +38,23 @@ def kept_id(text: str) -> str:
     """A second document of a view (What if's pasted B) kept in the store as the main one is; → its id."""
     ref = doc_id(text)
     document_store().put(ref, text)
+    return ref
+
+
+def reference_id() -> str | None:
+    """The session's reference summary, kept in the store like a document; → its id (None: none,
+    or the store is down). Put once per text."""
+    from ui.widgets import REFERENCE
+
+    text = (st.session_state.get(REFERENCE) or "").strip()
+    if not text:
+        return None
+    kept = st.session_state.get("_reference_kept")
+    if kept and kept[0] == text:
+        return kept[1]
+    ref = shared(kept_id, text)
+    if ref is not None:
+        st.session_state["_reference_kept"] = (text, ref)
     return ref
 
 
@@ -76,7 +93,13 @@ def restore(examples: dict, store) -> dict | None:
             state.set_error("This link's document is no longer on this server (it keeps the 2,000 documents "
                             "summarized most recently): paste the text again and click Summarize.")
             return None
-    st.session_state["document"] = text
+    set_document(text, example=ref in by_stem)
+    if q.get("ref"):  # the reference summary the view was made with
+        reference = store.get(q["ref"])
+        if reference is None:
+            problems.append(f"ref={q['ref'][:24]}: its reference summary is no longer on this server")
+        else:
+            st.session_state[REFERENCE] = reference
     k = q.get("k", "3")
     if k.isdigit() and 1 <= int(k) <= 10:
         st.session_state["k"] = int(k)
@@ -133,6 +156,7 @@ def sync(examples: dict, page: str) -> None:
         doc = stems.get(params["text"]) or shared(doc_id, params["text"])
         if doc is None:  # the store (its secret) cannot be reached: the notice says so; no link this time
             return
-    want = view.to_query(view.current(st.session_state, page, params, doc), lambda text: shared(kept_id, text))
+    want = view.to_query(view.current(st.session_state, page, params, doc, ref=reference_id()),
+                         lambda text: shared(kept_id, text))
     if dict(st.query_params) != want:
         st.query_params.from_dict(want)

@@ -107,7 +107,9 @@ def take(view: dict, text: str) -> None:
     teacher's view: ui.classroom.follow.apply_pending), its pickers as the session holds them."""
     from ui import view as V
 
-    st.session_state[PENDING] = {**V.from_store(view)[0], "text": text, "complete": True, "lesson": None}
+    ref = document_store().get(view["ref"]) if view.get("ref") else None
+    st.session_state[PENDING] = {**V.from_store(view)[0], "text": text, "complete": True, "lesson": None,
+                                 "ref_text": ref}
 
 
 def prepare(store) -> None:

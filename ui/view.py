@@ -123,13 +123,15 @@ def controls(page: str) -> tuple[Control, ...]:
 
 
 # ---------------------------------------------------------------- a view from a session, and back
-def current(state, page: str, params: dict | None, doc: str | None, chart: str | None = None) -> dict:
+def current(state, page: str, params: dict | None, doc: str | None, chart: str | None = None,
+            ref: str | None = None) -> dict:
     """The view ``state`` shows on ``page`` for the result ``params`` (whose document is ``doc``;
-    None before a Summarize): only that page's controls, those the session has a value for."""
+    None before a Summarize; ``ref``: the reference summary's id, if any): only that page's
+    controls, those the session has a value for."""
     result = {"doc": doc, "k": params["k"], "tb": params["block_trigram"], "w": params["weights"],
               "win": int(state.get("window", 0) or 0)} if params is not None else {"doc": None}
     return {"page": page, **result, "pickers": {c.key: state[c.key] for c in controls(page) if c.key in state},
-            "chart": chart}
+            "chart": chart, **({"ref": ref} if ref else {})}
 
 
 def take(state, pickers: dict, keep, complete: bool = False) -> None:
@@ -183,6 +185,8 @@ def to_query(view: dict, doc_id=None) -> dict[str, str]:
         out["w"] = view["w"]
     if view.get("win"):
         out["win"] = str(view["win"] + 1)
+    if view.get("ref"):
+        out["ref"] = view["ref"]
     for key, value in view["pickers"].items():
         c = CONTROLS.get(key)
         if c is None or value is None and not isinstance(c.kind, Index):

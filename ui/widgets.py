@@ -33,6 +33,47 @@ def examples() -> dict[str, Path]:
     return out
 
 
+REFERENCE, REFERENCE_OF = "reference", "_reference_of_example"  # the reference summary; the example it came with
+
+
+def example_reference(text: str) -> str | None:
+    """The reference summary shipped with the example whose text is ``text`` (examples/references/)."""
+    for path in EXAMPLES.glob("*.txt"):
+        if example_text(path) == text:
+            ref = EXAMPLES / "references" / path.name
+            return ref.read_text(encoding="utf-8") if ref.exists() else None
+    return None
+
+
+def set_document(text: str, example: bool = False) -> None:
+    """The document box gets ``text``; a picked ``example``'s reference summary comes with it (and
+    goes when the document is no longer that example, unless the user wrote the reference)."""
+    st.session_state["document"] = text
+    ref = example_reference(text) if example else None
+    if ref is not None:
+        st.session_state[REFERENCE], st.session_state[REFERENCE_OF] = ref, text
+    elif st.session_state.get(REFERENCE_OF) not in (None, text) and \
+            st.session_state.get(REFERENCE) == example_reference(st.session_state[REFERENCE_OF]):
+        st.session_state[REFERENCE] = ""  # the example's reference, now beside another document
+        st.session_state.pop(REFERENCE_OF, None)
+
+
+def load_reference_upload():
+    """The reference uploader's on_change: a text file fills the reference box; else one line."""
+    from model.text import decode
+
+    f = st.session_state.get("reference_upload")
+    if f is not None:
+        try:
+            from viz.common import markdown_text
+
+            st.session_state[REFERENCE] = decode(f.getvalue(), f"“{markdown_text(f.name)}”")
+            st.session_state.pop(REFERENCE_OF, None)
+            state.clear_error()
+        except ValueError as e:
+            state.set_error(str(e))
+
+
 def load_upload():
     """The uploader's on_change: the file replaces the document only if it is text; otherwise
     a one-line message and the document is kept."""
@@ -43,7 +84,7 @@ def load_upload():
         try:
             from viz.common import markdown_text
 
-            st.session_state["document"] = decode(f.getvalue(), f"“{markdown_text(f.name)}”")
+            set_document(decode(f.getvalue(), f"“{markdown_text(f.name)}”"))
             state.clear_error()
         except ValueError as e:
             state.set_error(str(e))
@@ -54,7 +95,7 @@ def try_example():
     named = examples()
     name = min(named, key=lambda n: len(example_text(named[n])))
     st.session_state["example"] = name
-    st.session_state["document"] = example_text(named[name])
+    set_document(example_text(named[name]), example=True)
     state.request_summarize()
 
 

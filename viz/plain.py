@@ -37,6 +37,11 @@ PLAIN = {
         "The highest-scoring sentences (★) become the summary, unless one repeats a phrase of a sentence already "
         "chosen (⊘). Caveat: a score compares sentences of this document with each other; it is not a grade of "
         "the sentence, and a high score on a different document means something else."),
+    "reference": (
+        "Each bar is one sentence of the document and the share of its words that also appear in the reference "
+        "summary (a summary written by a person). ★ marks the model's pick, ◆ the oracle's: the sentences that "
+        "match the reference best. Caveat: sharing words is not sharing meaning; a reference written in other "
+        "words scores low against any sentence, and ROUGE counts words, not facts."),
     "position": (
         "Each sentence's score beside the score it would get if its place in the document did not count. Where "
         "the two bars differ a lot, the model chose (or skipped) the sentence mostly because of where it stands, "
@@ -92,7 +97,7 @@ KINDS = {"bert_token": "attention", "bert_norm": "contribution", "bert_alti": "c
          "inter_mask": "masks", "pe_table": "positions", "position_embeddings": "positions", "sentence_pe": "positions",
          "segments": "positions", "heads": "head_stats", "heads_token": "attention", "whatif": "what_if",
          "whatif_map": "attention", "corpus": "corpus", "learn": "learn",
-         "answers": "answers"}
+         "answers": "answers", "quality": "reference"}
 
 
 def kind(key: str | None) -> str | None:

@@ -63,7 +63,12 @@ def apply_pending(page) -> None:
     from ui.models import weights_choices
 
     if view.get("text") is not None:
-        st.session_state.update({"document": view["text"], "k": view["k"], "block_trigram": view["tb"]})
+        from ui.widgets import REFERENCE, set_document
+
+        set_document(view["text"], example="ref_text" not in view)  # a lesson's example brings its reference
+        st.session_state.update({"k": view["k"], "block_trigram": view["tb"]})
+        if "ref_text" in view:  # the reference summary the view was made with (none: none)
+            st.session_state[REFERENCE] = view["ref_text"] or ""
         if view.get("w") in weights_choices():
             st.session_state["weights"] = view["w"]
         elif view.get("w"):
@@ -93,7 +98,8 @@ def teacher_view(store, code: str) -> dict | None:
     from ui import view as V
 
     view, _ = V.from_store(view)  # only controls' values, as the session holds them (a tampered one is left out)
-    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True}
+    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True,
+            "ref_text": store.get(view["ref"]) if view.get("ref") else None}
 
 
 # A student's browser asks for a tiny static file, the class's version (app/static/classes/TOKEN.json,

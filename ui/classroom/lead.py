@@ -29,7 +29,7 @@ def my_view(page: str) -> dict | None:
     params = state.params()
     if params is None:
         return None
-    return {**view.current(st.session_state, page, params, link.doc_id(params["text"])),
+    return {**view.current(st.session_state, page, params, link.doc_id(params["text"]), ref=link.reference_id()),
             "lesson": st.session_state.get(STEP)}
 
 
