@@ -209,9 +209,23 @@ def source_text(doc_id: str, doc: dict) -> str:
     return "\n".join(doc["sentences"])
 
 
+def source_reference(doc_id: str) -> str:
+    """The document's reference summary in the run's input ("" if it has none)."""
+    from analysis.corpus import read_input
+
+    path = directory / report.get("input", "input.jsonl")
+    if path.is_file():
+        for row in read_input(path, set()):
+            if row["id"] == doc_id:
+                ref = row.get("reference") or ""
+                return "\n".join(ref) if isinstance(ref, list) else str(ref)
+    return ""
+
+
 def open_document(doc_id: str):
     doc = next(d for d in ok if d["id"] == doc_id)
     st.session_state["document"] = source_text(doc_id, doc)
+    st.session_state["reference"] = source_reference(doc_id)  # the Summary page scores it against its reference
     st.session_state["example"] = None
     st.session_state["k"] = report["k"]
     state.request_summarize()

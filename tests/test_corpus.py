@@ -104,8 +104,9 @@ def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer, m
     d3 = next(json.loads(line) for line in corpus.read_text().splitlines() if line.startswith('{"id": "d3"'))
     assert not at.exception and at.text_area(key="document").value == d3["text"]
     assert at.session_state["params"]["text"] == d3["text"]  # summarized (AppTest stays on the page it ran)
+    assert at.text_area(key="reference").value == d3["reference"]  # its reference comes along (issue 60)
     at.switch_page("pages/summary.py").run()
-    assert [c.key for c in charts(at)] == ["score_bars"]
+    assert [c.key for c in charts(at)] == ["score_bars", "quality_overlap"] and len(at.dataframe[0].value) == 3
 
 
 def test_a_bad_line_is_said_in_words(tmp_path):
