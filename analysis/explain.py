@@ -490,10 +490,21 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sentence", type=int, action="append", metavar="I",
                         help="explain sentence I (0-based; repeatable; default: the selected ones)")
     parser.add_argument("--all", action="store_true", help="explain every scored sentence")
+    parser.add_argument("--versus", type=int, metavar="J",
+                        help="why --sentence I and not J (0-based): both scores, their difference and its parts "
+                             "(position, content, words, heads) as \"contrast\"")
 
 
 def cli(args, summarizer: Summarizer) -> dict:
     from model.__main__ import read_text
 
-    return explain(summarizer, read_text(args.file), k=args.k, block_trigram=args.block,
+    text = read_text(args.file)
+    if args.versus is not None:
+        from analysis.contrast import contrast
+
+        if not args.sentence or len(args.sentence) != 1:
+            raise ValueError("--versus J compares one --sentence I with sentence J")
+        return {"contrast": contrast(summarizer, text, args.sentence[0], args.versus, k=args.k,
+                                     block_trigram=args.block)}
+    return explain(summarizer, text, k=args.k, block_trigram=args.block,
                    sentences="all" if args.all else args.sentence)

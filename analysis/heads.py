@@ -181,8 +181,10 @@ def selected_parts(summarizer: Summarizer, enc: Encoded, scores, k: int, block: 
     return selected, [best_part(enc.input_sentences, scores, s) for s in selected]
 
 
-def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True, progress=None):
-    """∂L/∂ξ at ξ = 1 (signed), L = the sum of the selected sentences' scores: (bert [L, H],
+def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool = True, progress=None,
+                   target=None):
+    """∂L/∂ξ at ξ = 1 (signed), L = the sum of the selected sentences' scores (``target``: instead,
+    a function of the part scores [S] → L, e.g. one score minus another): (bert [L, H],
     inter [L2, H2]) float64 NumPy. Window by window, so memory holds one window's graph, not the
     document's: the sentence vectors V without a graph; the sentence encoder's backward to its
     gates and to V; then each window again with a graph, backward from its rows of ∂L/∂V (the
@@ -199,11 +201,15 @@ def gate_gradients(summarizer: Summarizer, enc: Encoded, k: int = 3, block: bool
         if W > 1:
             vecs.requires_grad_()
         scores = summarizer.score_vectors(vecs, inter_gates)[0]  # [S]
-        _, parts = selected_parts(summarizer, enc, scores.detach(), k, block)
+        if target is None:
+            _, parts = selected_parts(summarizer, enc, scores.detach(), k, block)
+            loss = scores[parts].sum()
+        else:
+            loss = target(scores)
         if W == 1:
-            bert, inter = torch.autograd.grad(scores[parts].sum(), (bert_gates, inter_gates))
+            bert, inter = torch.autograd.grad(loss, (bert_gates, inter_gates))
             return bert.double().cpu().numpy(), inter.double().cpu().numpy()
-        inter, d_vecs = torch.autograd.grad(scores[parts].sum(), (inter_gates, vecs))
+        inter, d_vecs = torch.autograd.grad(loss, (inter_gates, vecs))
         bert = torch.zeros_like(bert_gates)
         for w in range(W):
             v = summarizer.model.sentence_vectors(**summarizer.window_inputs(enc, *enc.window(w)),

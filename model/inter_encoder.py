@@ -145,5 +145,22 @@ class TransformerInterEncoder(nn.Module):
         gates = head_gates(head_mask, len(self.transformer_inter))
         for i, layer in enumerate(self.transformer_inter):
             x = layer(i, x, ~mask_cls, gates[i])  # [B, S, D]
+        return self.read_out(x, mask_cls)
+
+    def read_out(self, x: torch.Tensor, mask_cls: torch.Tensor) -> torch.Tensor:
+        """The scorer on a residual stream x [B, S, D]: σ(W_o LayerNorm(x) + b_o) → [B, S]."""
         scores = torch.sigmoid(self.wo(self.layer_norm(x))).squeeze(-1)  # [B, S]
         return scores * mask_cls.float()
+
+    def layer_scores(self, sents: torch.Tensor, mask_cls: torch.Tensor, head_mask: torch.Tensor | None = None,
+                     pe: torch.Tensor | None = None) -> torch.Tensor:
+        """The scorer read after each layer (the logit lens, nostalgebraist 2020, for a sentence
+        scorer): [L2 + 1, B, S], row 0 on the input (vectors + positions), row L2 the scores."""
+        pe = self.pos_emb(sents.shape[1]) if pe is None else pe
+        x = sents * mask_cls[:, :, None].float() + pe
+        gates = head_gates(head_mask, len(self.transformer_inter))
+        out = [self.read_out(x, mask_cls)]
+        for i, layer in enumerate(self.transformer_inter):
+            x = layer(i, x, ~mask_cls, gates[i])
+            out.append(self.read_out(x, mask_cls))
+        return torch.stack(out)

@@ -311,6 +311,27 @@ class Summarizer:
             mask = torch.ones(vecs.shape[:2], dtype=torch.bool, device=vecs.device)  # [B, S]
         return self.model.ext_layer(vecs, mask, head_mask, pe)
 
+    def layer_scores(self, vecs: torch.Tensor, head_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The sentence encoder's scorer read after each of its layers over sentence vectors
+        [B, S, D] → part scores [L2 + 1, B, S] (the last row: ``score_vectors``)."""
+        mask = torch.ones(vecs.shape[:2], dtype=torch.bool, device=vecs.device)
+        return self.model.ext_layer.layer_scores(vecs, mask, head_mask)
+
+    def bert_layer_vectors(self, enc: Encoded) -> torch.Tensor:
+        """Each sentence's vector as the shipped pooling reads it (mean or [CLS], × scale), from
+        every BERT layer's output instead of the top one: [L, S, D] (row L - 1: the model's own)."""
+        L = len(self.model.bert.encoder.layer)
+        out = []
+        for w in range(len(enc.window_starts)):
+            inp = self.window_inputs(enc, *enc.window(w))
+            with record(self.model, [f"bert.{layer}.resid_post" for layer in range(L)]) as rec:
+                self.model.sentence_vectors(**inp)
+            out.append(torch.cat([self.model.scale * pool_sentences(rec[f"bert.{layer}.resid_post"][0],
+                                                                    inp["attention_mask"], inp["cls_positions"],
+                                                                    inp["cls_mask"], self.model.pooling)
+                                  for layer in range(L)]))  # [L, S_w, D]
+        return torch.cat(out, 1)  # [L, S, D]
+
     def score(self, enc: Encoded, mask_heads=()) -> torch.Tensor:
         """Part scores [S] of an encoded document (differentiable: no inference mode here)."""
         bert_gates, inter_gates = self.head_mask(mask_heads)

@@ -24,6 +24,35 @@ show = st.segmented_control(
          "(Kobayashi et al. 2020), as each row's share. ALTI: each sentence's contribution to the layer's output, the "
          "residual counted (Ferrando et al. 2022; this encoder normalises before attention, so nothing is "
          "approximated), per layer or composed over both layers.") or "attention"
+if show == "score by layer":  # where the choice is made (issue 61): no head or layer to pick
+    from analysis.layers import layer_scores
+    from ui.resources import get_model
+    from ui.runs import cached
+    from ui import state
+    from viz.layers import score_by_layer
+
+    params = state.params()
+    read = cached("layer_scores", params, lambda: layer_scores(get_model(params["weights"], params["device"]),
+                                                              params["text"], params.get("mask_heads", ())))
+    lens = st.segmented_control("BERT's layers read", ["tuned", "raw"], key=keep("inter_lens"), required=True,
+                                help="Tuned: each layer's sentence vectors mapped first to where the top layer's "
+                                     "land (fitted on training documents). Raw: as they are.") or "tuned"
+    if lens == "tuned" and read["bert_tuned"] is None:
+        st.info("No tuned lens fits this model (model/weights/tuned_lens.safetensors is for the shipped weights): "
+                "BERT's layers are read raw.")
+        lens = "raw"
+    plot(score_by_layer(read["sentences"], read["selected"], read[f"bert_{lens}"], read["inter"], lens),
+         key="inter_layers")
+    r2 = read["lens"].get("r2_validation")
+    st.caption("After the sentence encoder's last layer the reading is the model's score, exactly. Before it, a "
+               "reading shows when a sentence's fate is settled: a sentence that is already ahead after BERT's 3rd "
+               "layer was chosen on what those layers see. **Raw** readings of BERT's lower layers put vectors the "
+               "sentence encoder was never trained on through it: they say what the scorer makes of them, not what "
+               "the layer \"thinks\" (the logit lens; nostalgebraist 2020). **Tuned** readings first map each "
+               "layer's vectors to where the top layer's land (the tuned lens; Belrose et al. 2023)"
+               + (f": on held-out documents the map explains {', '.join(f'{x:.0%}' for x in r2)} of the top layer's "
+                  "vectors, layer by layer." if r2 else "."))
+    st.stop()
 level = None
 if show == "ALTI":  # per layer or composed over all layers: no head to pick, nor a layer when composed
     level = st.radio("ALTI", ["this layer", "composed"], horizontal=True, key=keep("inter_alti"),

@@ -129,6 +129,73 @@ if len(text) > LONG_TEXT:  # the whole document: in a box of its own, so what fo
 else:
     html_block(words, "why_words", named)
 
+# ---------------------------------------------------------------- why this sentence and not that one
+st.header("Why this sentence and not that one")
+from analysis.contrast import default_pair, top_heads  # noqa: E402
+
+pair = default_pair(ex["scores"], ex["selected"])
+for key, n in zip(("why_i", "why_j"), pair):  # a new summary: its lowest selected against a skipped lead or the best skipped
+    if view.fresh(st.session_state, key, result) or st.session_state.get(key) not in scored:
+        st.session_state[key] = n
+label = lambda j: f"{j + 1}{' ★' if j in ex['selected'] else ''}: {preview(ex['sentences'][j], 60)}"  # noqa: E731
+c1, c2 = st.columns(2)
+i_c = c1.selectbox("Why this sentence…", scored, key=state.keep("why_i"), format_func=label)
+j_c = c2.selectbox("…and not this one", scored, key=state.keep("why_j"), format_func=label)
+if i_c == j_c:
+    st.info("Pick two different sentences.")
+else:
+    from analysis.contrast import contrast
+
+    from analysis import heads as AH
+
+    exact = bool(st.session_state.get("why_exact")) or state.for_slide()  # the exact ablation: on request
+    model_ = get_model(params["weights"], params["device"])
+    ablation = None
+    if exact:
+        with st.spinner("Switching every head off, one at a time…"):  # shared with the Heads page's exact ablation
+            ablation = cached("ablation", params, lambda: AH.importance_ablation(
+                model_, params["text"], params["k"], params["block_trigram"]), model_run=True)
+
+    def compute():
+        bar = st.progress(0.0, "Comparing the two scores: words and heads…")
+        with model_slots():
+            out = contrast(model_, params["text"], i_c, j_c, params["k"], params["block_trigram"],
+                           params.get("mask_heads", ()), ablation=ablation, trace=trace, exact=exact)
+        bar.empty()
+        return out
+
+    cmp = cached("contrast", params, compute, i_c, j_c, exact)
+    st.info(cmp["verdict"], icon=":material/balance:")
+    m = st.columns(4)
+    m[0].metric(f"Score of {i_c + 1}", f"{cmp['score_i']:.3f}")
+    m[1].metric(f"Score of {j_c + 1}", f"{cmp['score_j']:.3f}")
+    m[2].metric("Its content", f"{cmp['parts']['content']:+.3f}",
+                help="The gap with the neutral position row for both (the mean of the document's rows).")
+    m[3].metric("Its place", f"{cmp['parts']['position']:+.3f}", help="The rest of the gap: what position adds.")
+    spans_c = np.array([[w["start"], w["end"]] for w in cmp["words"]], dtype=np.int64).reshape(-1, 2)
+    weights_c = np.array([w["weight"] for w in cmp["words"]], dtype=np.float32)
+    up_c, down_c = E.top_words(text, spans_c, weights_c)
+    st.html(f"<p>Words that favour sentence {i_c + 1} over {j_c + 1}: {html.escape(', '.join(up_c) or '—')}<br>"
+            f"Words that favour sentence {j_c + 1}: {html.escape(', '.join(down_c) or '—')}</p>")
+    html_block(E.legend_html().replace("raised the score", f"favours {i_c + 1}").replace(
+        "lowered the score", f"favours {j_c + 1}") + E.word_highlight_html(text, spans_c, weights_c,
+                                                                           target=tuple(ex["spans"][i_c])),
+               "why_versus_words", f"Words that favour sentence {i_c + 1} over {j_c + 1}")
+    rows = [{"head": f"{'BERT' if p == 'bert' else 'Sentence encoder'} {layer + 1}.{h + 1}",
+             **({"gap change when off (exact)": round(cmp["heads"][p]["ablation"][layer][h], 4)} if exact else {}),
+             "∂gap/∂gate (gradient)": round(cmp["heads"][p]["gradient"][layer][h], 4)}
+            for p, layer, h, _ in top_heads(cmp["heads"], 5)]
+    a11y.dataframe(rows, "The heads that tipped it", hide_index=True, key="why_versus_heads")
+    if not exact:
+        st.button("Switch every head off, exactly (Michel et al. 2019)", key="why_exact_run",
+                  icon=":material/play_arrow:", on_click=st.session_state.update, args=({state.keep("why_exact"): True},),
+                  help="Until then the heads are ranked by the gradient estimate.")
+    st.caption("Gradient × input of the difference of the two scores (the same rules as above; exactly the first "
+               "sentence's attribution minus the second's). Heads: each switched off alone, exactly (Michel et al. "
+               "2019), and the change of the gap, beside the gradient estimate. Checked by deletion "
+               "(tests/test_contrast.py): deleting the words most attributed to the gap shrinks it more than deleting "
+               "random words.")
+
 # ---------------------------------------------------------------- which explanation to trust
 st.header("Which explanation to trust here")
 st.caption("Delete the tokens each method ranks highest for this sentence's score (10-50% of the window's words; "
@@ -179,3 +246,37 @@ if st.session_state.get("why_board"):
                "sentences' tokens: there the sentence's own words cannot carry the result. How far the random "
                f"orders spread (standard deviation, comprehensiveness + sufficiency) — {spread}: a method "
                "closer to random than that is no better than chance.")
+
+# ---------------------------------------------------------------- the route from words to a score
+st.header("The route from words to a score")
+from analysis.route import route  # noqa: E402
+from ui.runs import run_mixing  # noqa: E402
+from viz.route import route_figure  # noqa: E402
+
+if not (st.toggle("Draw the route", key=state.keep("why_route_show"),
+                  help="Measures what every token and sentence contributes, layer by layer (ALTI): seconds, once "
+                       "per document.") or state.for_slide()):
+    st.caption("The contributions that carry one sentence's score, from the input words up BERT and the sentence "
+               "encoder to the score, as a graph.")
+else:
+    mix = run_mixing(trace)
+    here = {int(trace.input_sentences[p]): int(p) for p in mix.parts}  # this BERT window's sentences → their part
+    view.fresh(st.session_state, "why_route", result)
+    if st.session_state.get("why_route") not in here:
+        st.session_state["why_route"] = next((i for i in ex["selected"] if i in here), next(iter(here)))
+    c1, c2 = st.columns([3, 2])
+    r_i = c1.selectbox("Sentence", list(here), key=state.keep("why_route"), format_func=label,
+                       help="Sentences of the BERT window shown (sidebar: BERT window).")
+    st.session_state.setdefault("why_route_min", 0.3)  # about a hundred nodes on a news article
+    r_min = c2.slider("Keep contributions of at least (× the strongest of each stage)", 0.01, 0.9, step=0.01,
+                      key=state.keep("why_route_min"), format="%.2f",
+                      help="An edge's flow: its share of the node above times that node's share of the score; kept when "
+                           "it is at least this fraction of the strongest flow at its stage.")
+    found = route(mix, here[r_i], r_min)
+    plot(route_figure(found, trace.tokens, [int(x) for x in trace.input_sentences], mix.alti_layer.shape[0],
+                      mix.inter_alti_layer.shape[0], f"What carries sentence {r_i + 1}'s score: contributions of at least "
+                      f"{r_min:.2f} × the strongest of each stage ({len(found.edges)} of them)"), key="why_route_graph")
+    st.caption("Built from ALTI (Ferrando et al. 2022), the contributions of the BERT attention page's Show: ALTI, after "
+               "Ferrando & Voita (2024)'s information-flow routes: from the score (right) through the sentence encoder's "
+               "layers to each sentence's pooled vector, its tokens, and down BERT's layers to the input tokens (left). An "
+               "edge's width is its flow; hover an edge for its share and flow. Lower the threshold to see more.")

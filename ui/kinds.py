@@ -173,6 +173,29 @@ class Heads(Kind):
         return [head(h) for h in v]
 
 
+@dataclass(frozen=True)
+class Number(Kind):
+    """A number in [low, high] (a threshold): as is inside and outside."""
+    low: float
+    high: float
+
+    def inn(self, x):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not self.low <= x <= self.high:
+            raise Bad(f"is not a number from {self.low:g} to {self.high:g}")
+        return float(x)
+
+    def url(self, v) -> str:
+        return f"{v:g}"
+
+    def from_url(self, s: str):
+        try:
+            return self.inn(float(s))
+        except ValueError:
+            raise Bad(f"is not a number from {self.low:g} to {self.high:g}") from None
+
+    stored = inn
+
+
 class Texts(Kind):
     """A list of short texts (edits such as "move:1:end", example names); JSON in a URL."""
 

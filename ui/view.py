@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.heads import BERT_STATS, INTER_STATS
-from ui.kinds import PARTS, Bad, Choice, Document, Edits, Flag, Heads, Index, Kind, Partly, Span, Text, Texts
+from ui.kinds import PARTS, Bad, Choice, Document, Edits, Flag, Heads, Index, Kind, Number, Partly, Span, Text, Texts
 from viz.common import SCALES
 from viz.palette import SEQUENTIAL as COLORSCALES
 
 BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")
 BERT_SHOW = ("attention", "norm-weighted", "ALTI", "value zeroing")
-INTER_SHOW = ("attention", "norm-weighted", "ALTI")
+INTER_SHOW = ("attention", "norm-weighted", "ALTI", "score by layer")
 HEADS_VIEWS = ("Statistics", "Importance", "Switch heads off", "What fine-tuning changed")
 LEAVE_OUT = "— leave out —"  # the Why page's value zeroing not asked for (an option of its own, not None)
 NO_SECOND = "— no second model —"  # no side-by-side model (likewise)
@@ -62,7 +62,12 @@ PAGES: dict[str, tuple[Control, ...]] = {
     "": (_c("summary_other", Text(), "untrained (random scorer)", what="second model"),),
     "why": (_c("why_sentence", Index(), 1, what="sentence"),
             _c("why_vz", Index(LEAVE_OUT, "none"), 0, what="value zeroing layer"),
-            _c("why_board", Flag(), True, what="scoreboard")),
+            _c("why_board", Flag(), True, what="scoreboard"),
+            _c("why_exact", Flag(), True, what="heads switched off exactly"),
+            _c("why_i", Index(), 2, what="sentence chosen"), _c("why_j", Index(), 1, what="sentence it is compared with"),
+            _c("why_route_show", Flag(), True, what="route drawn"),
+            _c("why_route", Index(), 6, what="sentence whose route is drawn"),
+            _c("why_route_min", Number(0.01, 0.9), 0.5, what="route threshold")),
     "bert_attention": (
         _c("bert_view", Choice(BERT_VIEWS), "All heads of a layer", "view"),
         _c("bert_layer", LAYER, 4, "layer"), _c("bert_head", HEAD, 2, "head"),
@@ -77,7 +82,8 @@ PAGES: dict[str, tuple[Control, ...]] = {
         _c("inter_show", Choice(INTER_SHOW), "norm-weighted"),
         _c("inter_alti", Choice(("this layer", "composed")), "composed", what="ALTI level"),
         _c("inter_layer", LAYER, 1, "ilayer"), _c("inter_head", HEAD, 3, "ihead"),
-        _c("inter_colors", Choice(COLORSCALES), "Cividis", what="colour scale")),
+        _c("inter_colors", Choice(COLORSCALES), "Cividis", what="colour scale"),
+        _c("inter_lens", Choice(("tuned", "raw")), "raw", what="lens")),
     "masks_positions": (
         _c("batch_docs", Texts(), [], what="documents batched"),
         _c("batch_layer", LAYER, 2), _c("batch_head", Index(), 1), _c("batch_doc", Index(), 0, what="document"),
@@ -111,7 +117,7 @@ PAGES: dict[str, tuple[Control, ...]] = {
 NOT_VIEW = {"whatif_kind": "the kind of edit being composed (the edits made are the view's)"}  # kept, not shown
 CONTROLS: dict[str, Control] = {c.key: c for cs in PAGES.values() for c in cs}  # by session key
 BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS.values()}           # by URL name
-PER_RESULT = {"bert_range", "batch_doc", "why_sentence", "why_board", "heads_map_head"}
+PER_RESULT = {"bert_range", "batch_doc", "why_sentence", "why_board", "why_i", "why_j", "why_route", "heads_map_head"}
 # ^ values that belong to one result (a sentence, a range): a new Summarize starts them at their default,
 #   unless a view set them for it (``taken``)
 TAKEN = "_view_taken"  # the per-result keys a view set, not yet drawn: kept for the result the view names

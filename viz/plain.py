@@ -37,6 +37,15 @@ PLAIN = {
         "The highest-scoring sentences (★) become the summary, unless one repeats a phrase of a sentence already "
         "chosen (⊘). Caveat: a score compares sentences of this document with each other; it is not a grade of "
         "the sentence, and a high score on a different document means something else."),
+    "route": (
+        "A map of what carries one sentence's score: from the score on the right, back through the sentence "
+        "encoder to the sentences it mixes, to the words each of them is pooled from, and down BERT's layers to "
+        "the input words on the left. Thicker lines carry more. Caveat: the contributions are of the layers' "
+        "outputs (ALTI), not gradients: they say what was mixed in, not whether it raised or lowered the score."),
+    "layers": (
+        "Each line is one sentence: its score read at each stage of the model, from BERT's first layer to the "
+        "sentence encoder's last, where it is the real score. Where the lines cross is where the choice was "
+        "made. Caveat: a reading before the last stage is a probe, not the model's own output."),
     "reference": (
         "Each bar is one sentence of the document and the share of its words that also appear in the reference "
         "summary (a summary written by a person). ★ marks the model's pick, ◆ the oracle's: the sentences that "
@@ -97,7 +106,8 @@ KINDS = {"bert_token": "attention", "bert_norm": "contribution", "bert_alti": "c
          "inter_mask": "masks", "pe_table": "positions", "position_embeddings": "positions", "sentence_pe": "positions",
          "segments": "positions", "heads": "head_stats", "heads_token": "attention", "whatif": "what_if",
          "whatif_map": "attention", "corpus": "corpus", "learn": "learn",
-         "answers": "answers", "quality": "reference"}
+         "answers": "answers", "quality": "reference", "inter_layers": "layers",
+         "why_route": "route"}
 
 
 def kind(key: str | None) -> str | None:
