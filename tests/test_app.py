@@ -295,8 +295,9 @@ def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer
     assert any(f"Layer {found['layer'] + 1}, head {found['head'] + 1}" in m.value for m in at.markdown)
     at.switch_page("pages/why.py").run()
     next(b for b in at.button if b.key == "why_scoreboard_run").click().run()
-    assert not at.exception and at.info and ("Trust" in at.info[0].value or "No explanation" in at.info[0].value)
-    table = at.dataframe[0].value
+    board = next(i.value for i in at.info if i.icon == ":material/verified:")  # the scoreboard's verdict
+    assert not at.exception and ("Trust" in board or "No explanation" in board)
+    table = next(d.value for d in at.dataframe if "method" in d.value.columns)
     assert {"raw attention (last layer, mean of heads)", "random order"} <= set(table["method"])
 
 
