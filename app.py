@@ -76,6 +76,11 @@ story.read_link(document_store())  # ?story=ID: open that story (&present=1: pre
 classroom.read_link(EXAMPLES)  # ?lesson=NAME: that lesson at its first step
 present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
 presenting = present.active()
+if st.session_state.get(present.PRESENTER):  # the presenter view of a story (another window follows it)
+    from ui import presenter
+
+    presenter.presenter(document_store())
+    st.stop()
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 

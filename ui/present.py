@@ -36,6 +36,8 @@ MISSING = "_story_missing"  # (the view, why) when its document is not here: gon
 MADE = "_story_slides"  # the slides this session was shown or made: view key → Slide
 EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
 STEPS = "story_steps"  # the story's steps (ui.story)
+TITLE = "story_title"  # the story's title (ui.story)
+PRESENTER = "_story_presenter"  # this session is the presenter view of the story it opened (?presenter=1)
 
 GONE = ("This step's document is no longer on this server (it keeps the 2,000 documents summarized most "
         "recently): its note is kept. Paste the document again, Summarize and add the view again.")
@@ -48,13 +50,23 @@ export default function(component) {
   const { setTriggerValue, setStateValue } = component;
   const names = {ArrowRight: 'next', PageDown: 'next', ' ': 'next', ArrowLeft: 'prev', PageUp: 'prev',
                  Home: 'first', End: 'last', Escape: 'exit'};
+  let typed = '';  // digits typed, then Enter: jump to that step
   const on = (e) => {
-    if (!document.querySelector('.st-key-present_slide')) {  // no longer presenting
+    if (!document.querySelector('.st-key-present_slide, .st-key-presenter_view')) {  // no longer presenting
       window.removeEventListener('keydown', on, true); return;
     }
     if (e.target && e.target.closest && e.target.closest('input, textarea, select')) return;
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (/^[0-9]$/.test(e.key)) { typed = (typed + e.key).slice(-3); e.preventDefault(); return; }
+    if (e.key === 'Enter' && typed) { e.preventDefault(); setTriggerValue('key', 'goto:' + typed); typed = ''; return; }
+    if (e.key === 'f' || e.key === 'F') {  // the browser's full screen, from the page itself
+      e.preventDefault();
+      if (document.fullscreenElement) document.exitFullscreen(); else document.documentElement.requestFullscreen();
+      return;
+    }
+    typed = '';
     const name = names[e.key];
-    if (!name || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (!name) return;
     e.preventDefault(); e.stopPropagation();
     setTriggerValue('key', name);
   };
@@ -77,6 +89,8 @@ CSS = f"""<style>
 .st-key-present_slide h1 {{ font-size: clamp(1.6rem, 3.6vh, 3rem) !important; padding: 0 0 .3rem !important; }}
 .present-note {{ font-size: clamp(1.1rem, 2.7vh, 2.1rem); white-space: pre-wrap; margin: 0 0 .4rem; }}
 .present-summary {{ font-size: clamp(1rem, 2.2vh, 1.6rem); }}
+.present-story {{ font-size: clamp(1rem, 2.2vh, 1.6rem); color: {MUTED_TEXT}; margin: 0; }}
+.present-private {{ font-size: clamp(1.2rem, 3vh, 2.2rem); white-space: pre-wrap; }}
 .present-count {{ text-align: right; font-size: 1.1rem; color: {MUTED_TEXT}; margin: 0; }}  /* in the flow: it never covers text */
 </style>"""
 
@@ -88,6 +102,10 @@ def active() -> bool:
 def start(n: int = 0, export: bool = False) -> None:
     st.session_state[PRESENT], st.session_state[EXPORT] = n, export
     st.session_state.pop(APPLIED, None)
+    if not export and st.session_state.get("story_id"):  # the presenter view follows from the store
+        from ui.stories import start_presenting
+
+        shared(start_presenting, document_store(), st.session_state["story_id"], n)
     if export:  # every slide made again now (a cached one is taken from the cache at once)
         st.session_state.pop(EXPORTS, None)
         st.session_state.pop(MADE, None)
@@ -100,6 +118,16 @@ def stop() -> None:
 
 def key_of(view: dict) -> str:
     return json.dumps(view, sort_keys=True)
+
+
+def document_of(store, view: dict) -> str | None:
+    """A step's document: a shipped example by its file name (a lesson's), else from the store."""
+    from ui.widgets import EXAMPLES, example_text
+
+    path = EXAMPLES / f"{view.get('doc') or ''}.txt"
+    if (view.get("doc") or "").replace("_", "").isalnum() and path.is_file():
+        return example_text(path)
+    return store.get(view.get("doc") or "")
 
 
 def take(view: dict, text: str) -> None:
@@ -124,7 +152,7 @@ def prepare(store) -> None:
     if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
         return
     st.session_state[APPLIED] = key
-    text = shared(store.get, view.get("doc") or "", default=False)
+    text = shared(document_of, store, view, default=False)
     if text is False:  # the store is down (its notice says so): tried again on the next run
         st.session_state[MISSING], st.session_state[APPLIED] = (key, DOWN), None
         return
@@ -180,6 +208,7 @@ def show(pg, examples: dict) -> None:
     pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
     height = pressed.height if isinstance(pressed.height, (int, float)) and 200 <= pressed.height <= 10_000 else 720
     draw(slide, step, n, len(steps), int(height))
+    follow_store()
     if pressed.key:
         move(pressed.key, len(steps))
 
@@ -191,15 +220,55 @@ def move(name: str, total: int) -> None:
     if name == "exit":
         steps = st.session_state[STEPS]
         stop()
-        text = shared(document_store().get, steps[n]["view"].get("doc") or "")
+        text = shared(document_of, document_store(), steps[n]["view"])
         if text is not None:
             take(steps[n]["view"], text)
     else:
-        to = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}.get(name)
+        to = goto(name, n, total)
         if to is None:  # not a key the page sends (a tampered message): nothing happens
             return
         st.session_state[PRESENT] = to
+        tell(to)
     st.rerun()
+
+
+def goto(name: str, n: int, total: int) -> int | None:
+    """The step a key asks for: next, prev, first, last, or "goto:N" (N from 1); None for anything else."""
+    if name.startswith("goto:") and name[5:].isdigit() and len(name) < 9:
+        return max(0, min(total - 1, int(name[5:]) - 1))
+    to = {"next": n + 1, "prev": n - 1, "first": 0, "last": total - 1}.get(name)
+    return None if to is None else max(0, min(total - 1, to))
+
+
+SEEN = "_present_seen"  # when the presentation's step last moved, as this window knows it
+
+
+def tell(n: int) -> None:
+    """The step shown now, for the other window of this presentation (the presenter view, or the audience's)."""
+    import time
+
+    st.session_state[SEEN] = time.time()
+    if st.session_state.get("story_id"):
+        from ui.stories import show_step
+
+        shared(show_step, document_store(), st.session_state["story_id"], n)
+
+
+@st.fragment(run_every=1.0)
+def follow_store() -> None:
+    """Every second: the step the other window of this presentation moved to since (the store), if any."""
+    from ui.stories import shown_step
+
+    story = st.session_state.get("story_id")
+    found = shared(shown_step, document_store(), story) if story else None
+    if found is None:
+        return
+    n, _, moved = found
+    if moved > st.session_state.setdefault(SEEN, moved):
+        st.session_state[SEEN] = moved
+        if n != st.session_state.get(PRESENT) and n < len(st.session_state[STEPS]):
+            st.session_state[PRESENT] = n
+            st.rerun(scope="app")
 
 
 def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
@@ -207,6 +276,8 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
     with st.container(key="present_slide"):
         from viz.common import markdown_text
 
+        if n == 0 and st.session_state.get(TITLE):  # the story's own title, over its first step
+            st.html(f"<p class='present-story'>{html.escape(st.session_state[TITLE])}</p>")
         st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
         if step["note"]:
             st.html(f"<p class='present-note'>{html.escape(step['note'])}</p>")
@@ -227,13 +298,13 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
             st.markdown(slide.plain)
         if slide.settings:
             st.caption(markdown_text(slide.settings))
-        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, "
-                "Esc to leave</div>")
+        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, a number "
+                "and Enter to jump, F full screen, Esc to leave</div>")
 
 
 def slides(steps: list[dict]) -> list[Slide]:
     """Every step's slide, as the export's walk made it (``MADE``), with its title and note."""
-    made = st.session_state[MADE]
+    made = st.session_state[MADE]  # (the private notes stay out: an export is for the audience)
     return [dataclasses.replace(made[key_of(s["view"])], title=s["title"], note=s["note"]) for s in steps]
 
 

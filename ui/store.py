@@ -62,6 +62,9 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     # stories (ui/stories.py): saved views with notes, by a random id; owner = the hash of its maker's token
     "CREATE TABLE IF NOT EXISTS stories (id TEXT PRIMARY KEY, steps TEXT NOT NULL, owner TEXT NOT NULL, "
     "updated DOUBLE PRECISION NOT NULL)",
+    # a story being presented: the step shown, for its presenter view in another window
+    "CREATE TABLE IF NOT EXISTS presenting (story TEXT PRIMARY KEY, step INTEGER NOT NULL, "
+    "started DOUBLE PRECISION NOT NULL, moved DOUBLE PRECISION NOT NULL)",
     # the server's own secrets (the key of document ids: ui.link.doc_id), made once, kept across restarts
     "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
 

@@ -2,7 +2,9 @@
 link (``?story=ID``), so a story prepared on one machine is presented on another and survives
 restarts. No Streamlit.
 
-A step is {"title", "note", "view", "uid"} (uid: a name for its widgets); the view is ui.view's,
+A story has a title and steps. A step is {"title", "note" (what the audience reads), "private"
+(the presenter's own note, shown only in the presenter view), "view", "uid"} (uid: a name for its
+widgets); the view is ui.view's,
 what a class publishes and a link carries (page, document id, k, trigram blocking, weights, BERT
 window, every control of the page, and which of its charts the slide shows). A story belongs to whoever made
 it (an owner token kept in their session; the store holds its hash): their changes update it,
@@ -39,14 +41,29 @@ def checked(steps: list[dict]) -> list[dict]:
         if not isinstance(s, dict) or not isinstance(s.get("view"), dict):
             raise BadStory("A story step is a view with a title and a note.")
         out.append({"title": str(s.get("title") or "")[:MAX_TITLE], "note": str(s.get("note") or "")[:MAX_NOTE],
-                    "view": s["view"], "uid": str(s.get("uid") or secrets.token_hex(6))[:32]})
+                    "private": str(s.get("private") or "")[:MAX_NOTE],
+                    "view": s["view"], "uid": str(s.get("uid") or secrets.token_hex(6))[:32],
+                    **({"ask": ask} if (ask := question(s.get("ask"))) else {})})
     return out
 
 
-def save(store, steps: list[dict], story: str | None = None, owner: str | None = None) -> tuple[str, str]:
-    """Write a story; → (its id, its owner token). With the ``story`` id and its ``owner`` token:
-    that story is updated; otherwise a new one (a copy) is made with a new id and token."""
-    text, now = json.dumps(checked(steps)), time.time()
+def question(ask) -> dict | None:
+    """A step's question (ui.classroom.questions.Ask as a dict) kept only if it is one."""
+    if not isinstance(ask, dict) or len(json.dumps(ask)) > 4000:
+        return None
+    from ui.classroom.questions import KINDS, Ask
+
+    try:
+        return Ask.from_dict(ask).to_dict() if ask.get("kind") in KINDS else None
+    except (TypeError, ValueError):
+        return None
+
+
+def save(store, steps: list[dict], story: str | None = None, owner: str | None = None,
+         title: str = "") -> tuple[str, str]:
+    """Write a story (its ``title`` and steps); → (its id, its owner token). With the ``story`` id and
+    its ``owner`` token: that story is updated; otherwise a new one (a copy) is made with a new id and token."""
+    text, now = json.dumps({"title": str(title or "")[:MAX_TITLE], "steps": checked(steps)}), time.time()
     if story and owner and store.run("UPDATE stories SET steps = ?, updated = ? WHERE id = ? AND owner = ? "
                                      "RETURNING id", (text, now, story, _hash(owner)), True):
         return story, owner
@@ -57,12 +74,38 @@ def save(store, steps: list[dict], story: str | None = None, owner: str | None =
 
 def load(store, story: str) -> list[dict]:
     """A story's steps, or BadStory (its id is malformed or unknown)."""
+    return load_titled(store, story)[1]
+
+
+def load_titled(store, story: str) -> tuple[str, list[dict]]:
+    """A story's title and steps (a story saved before titles: its first step's title), or BadStory."""
     if not ID.fullmatch(story or ""):
         raise BadStory("That story link is not one this app makes (its id is 16 letters, digits, - or _).")
     rows = store.run("SELECT steps FROM stories WHERE id = ?", (story,), True)
     if not rows:
         raise BadStory("There is no story with that link on this server.")
-    return json.loads(rows[0][0])
+    saved = json.loads(rows[0][0])
+    if isinstance(saved, list):
+        return (saved[0]["title"] if saved else ""), saved
+    return saved.get("title", ""), saved.get("steps", [])
+
+
+def show_step(store, story: str, n: int) -> None:
+    """The step a presentation of ``story`` shows now, for its presenter view (another window)."""
+    store.run("INSERT INTO presenting VALUES (?, ?, ?, ?) ON CONFLICT (story) DO UPDATE SET step = excluded.step, "
+              "moved = excluded.moved", (story, n, time.time(), time.time()))
+
+
+def shown_step(store, story: str) -> tuple[int, float, float] | None:
+    """(the step shown, since when the presentation started, when it last moved), or None if it is
+    not presented."""
+    rows = store.run("SELECT step, started, moved FROM presenting WHERE story = ?", (story,), True)
+    return (int(rows[0][0]), float(rows[0][1]), float(rows[0][2])) if rows else None
+
+
+def start_presenting(store, story: str, n: int = 0) -> None:
+    store.run("INSERT INTO presenting VALUES (?, ?, ?, ?) ON CONFLICT (story) DO UPDATE SET step = excluded.step, "
+              "started = excluded.started, moved = excluded.moved", (story, n, time.time(), time.time()))
 
 
 def owns(store, story: str, owner: str | None) -> bool:

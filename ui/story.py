@@ -10,10 +10,10 @@ import streamlit as st
 
 from ui import present
 from ui.errors import shared
-from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load, moved, save
+from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load_titled, moved, save
 from viz.common import markdown_text
 
-STEPS, ID, OWNER = present.STEPS, "story_id", "story_owner"
+STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE
 DIRTY, NOTICE, READ = "_story_dirty", "_story_notice", "_story_url_read"
 OPENED = "_story_opened"  # a story this session opened by its link: the banner above the page says so
 CHART = "story_chart"  # which of the page's charts a new step shows
@@ -28,15 +28,18 @@ def read_link(store) -> None:
     if not story:
         return
     try:
-        steps = shared(load, store, story)
+        found = shared(load_titled, store, story)
     except BadStory as e:
         st.session_state[NOTICE] = str(e)
         return
-    if steps is None:  # the store is down: its notice says so, and the next run tries again
+    if found is None:  # the store is down: its notice says so, and the next run tries again
         st.session_state[READ] = False
         return
-    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True})
-    if st.query_params.get("present") == "1" and steps:
+    title, steps = found
+    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True, TITLE: title})
+    if st.query_params.get("presenter") == "1" and steps:  # the presenter view, in a window of its own
+        st.session_state[present.PRESENTER] = True
+    elif st.query_params.get("present") == "1" and steps:
         present.start(0)
 
 
@@ -46,7 +49,7 @@ def banner() -> None:
     if not st.session_state.get(OPENED) or not steps:
         return
     with st.container(border=True, key="story_banner"):
-        st.markdown(f":material/slideshow: **Story: {markdown_text(steps[0]['title'] or 'untitled')}** · "
+        st.markdown(f":material/slideshow: **Story: {markdown_text(st.session_state.get(TITLE) or steps[0]['title'] or 'untitled')}** · "
                     f"{len(steps)} step{'s' if len(steps) != 1 else ''}. Its steps are in the sidebar under **Story**.")
         c = st.columns([1, 1, 4])
         c[0].button("Present", key="story_banner_present", type="primary", icon=":material/slideshow:",
@@ -75,9 +78,10 @@ def add(page: str, title: str) -> None:
     view["chart"] = st.session_state.get(CHART) or None
     steps = st.session_state.setdefault(STEPS, [])
     steps.append({"title": (st.session_state.get("story_new_title") or title).strip()[:MAX_TITLE],
-                  "note": (st.session_state.get("story_new_note") or "")[:MAX_NOTE], "view": view,
+                  "note": (st.session_state.get("story_new_note") or "")[:MAX_NOTE],
+                  "private": (st.session_state.get("story_new_private") or "")[:MAX_NOTE], "view": view,
                   "uid": secrets.token_hex(6)})
-    st.session_state["story_new_title"] = st.session_state["story_new_note"] = ""
+    st.session_state["story_new_title"] = st.session_state["story_new_note"] = st.session_state["story_new_private"] = ""
     st.session_state["story_pick"] = len(steps) - 1
     changed()
 
@@ -104,7 +108,8 @@ def persist(store) -> None:
     if not st.session_state.pop(DIRTY, False):
         return
     before = st.session_state.get(ID)
-    saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER))
+    saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER),
+                   st.session_state.get(TITLE) or "")
     if saved is None:  # the store is down: kept here, saved with the next change
         st.session_state[DIRTY] = True
         return
@@ -123,14 +128,20 @@ def panel(store, page: str, title: str, url: str):
     steps = st.session_state.get(STEPS) or []
     full = len(steps) >= MAX_STEPS
     st.text_input("Title of this view", key="story_new_title", max_chars=MAX_TITLE, placeholder=title)
-    st.text_area("Note", key="story_new_note", height=80, max_chars=MAX_NOTE, placeholder="What to say about it")
+    st.text_area("Note", key="story_new_note", height=80, max_chars=MAX_NOTE, placeholder="What the audience reads")
+    st.text_area("Your note (only in the presenter view)", key="story_new_private", height=60, max_chars=MAX_NOTE,
+                 placeholder="What to say: the audience never sees it")
     charts = st.empty()  # which of the page's charts: filled after the page (``chart_picker``)
     st.button("Add this view to the story", key="story_add", icon=":material/add_photo_alternate:", width="stretch",
               on_click=add, args=(page, title), disabled=full,
               help=f"A story holds at most {MAX_STEPS} steps." if full else
               "The view exactly as a link keeps it: page, document, k, weights, layer, head, view, colours, edits.")
+    lessons_row()
     if not steps:
         return charts
+    st.session_state.setdefault(TITLE, "")
+    st.text_input("Story title", key=TITLE, max_chars=MAX_TITLE, on_change=changed, placeholder="A story",
+                  help="On the first slide, the deck's and the PDF's title, and the banner of its link.")
     st.markdown("\n".join(f"{i + 1}. {markdown_text(s['title'] or '(untitled)')}" for i, s in enumerate(steps)))
     st.session_state["story_pick"] = min(st.session_state.get("story_pick", 0), len(steps) - 1)
     i = st.selectbox("Step", range(len(steps)), key="story_pick",
@@ -142,6 +153,9 @@ def panel(store, page: str, title: str, url: str):
                   args=(i, "title", f"story_title_{uid}"))
     st.text_area("Its note", key=f"story_note_{uid}", height=80, max_chars=MAX_NOTE, on_change=edit,
                  args=(i, "note", f"story_note_{uid}"))
+    st.session_state.setdefault(f"story_private_{uid}", steps[i].get("private", ""))
+    st.text_area("Its private note", key=f"story_private_{uid}", height=60, max_chars=MAX_NOTE, on_change=edit,
+                 args=(i, "private", f"story_private_{uid}"))
     c = st.columns(3)
     c[0].button("Up", key="story_up", on_click=shift, args=(i, -1), disabled=i == 0, width="stretch")
     c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
@@ -149,10 +163,18 @@ def panel(store, page: str, title: str, url: str):
     if st.session_state.get(ID):
         st.caption("The story's link (it opens on any machine that runs this server):")
         st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
-    st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
-              on_click=present.start,
-              help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, Esc to leave (F11: the "
-                   "browser's full screen).")
+    c = st.columns(2)
+    c[0].button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
+                on_click=present.start,
+                help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, a number and Enter to "
+                     "jump, F for full screen, Esc to leave.")
+    c[1].button("From this step", key="story_present_here", icon=":material/start:", width="stretch",
+                on_click=present.start, args=(i,), help=f"Present from step {i + 1}.")
+    if st.session_state.get(ID):
+        st.caption("The presenter view (your notes, the next step, the time) opens in a window of its own, beside "
+                   "the audience's, and follows it:")
+        st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}&presenter=1", language=None,
+                wrap_lines=True)
     exports(steps)
     return charts
 
@@ -166,7 +188,46 @@ def chart_picker(slot, drawn: dict[str, str]) -> None:
                        help="A slide shows one chart of the page: this one.")
 
 
+def lesson_file(steps: list[dict]) -> None:
+    """The story as a lesson file (TOML the checker accepts), or why it cannot be one."""
+    from ui.tour import lesson_toml
+
+    try:
+        text = lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps)
+    except ValueError as e:
+        st.caption(markdown_text(str(e)))
+        return
+    st.download_button("Download as a lesson file", text, file_name="lesson.toml", mime="application/toml",
+                       key="story_lesson", on_click="ignore", icon=":material/school:", width="stretch",
+                       help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
+
+
+def lessons_row() -> None:
+    """A lesson opened as a story (shipped, or loaded under Class & lessons)."""
+    from ui.classroom.steps import all_lessons
+
+    found = all_lessons()
+    with st.popover("Open a lesson as a story", icon=":material/school:", width="stretch"):
+        name = st.selectbox("Lesson", list(found), key="story_lesson_pick", format_func=lambda n: found[n].title)
+        st.button("Open it here", key="story_lesson_open", on_click=open_lesson, args=(name,),
+                  help="Its steps in this panel: present it full screen, export it (HTML, PDF), edit it, download it "
+                       "as a lesson file again.")
+
+
+def open_lesson(name: str) -> None:
+    """A lesson opened as a story: its steps in this panel to edit, present and export."""
+    from ui.classroom.steps import all_lessons
+    from ui.tour import story_steps
+
+    lesson = all_lessons()[name]
+    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights")), ID: None, OWNER: None,
+                             TITLE: lesson.title, "story_pick": 0})
+    changed()  # saved like any story: its own link, and the presenter view's
+    st.session_state[NOTICE] = f"The lesson \u201c{lesson.title}\u201d is open as a story: edit, present or export it."
+
+
 def exports(steps: list[dict]) -> None:
+    lesson_file(steps)
     made = st.session_state.get(present.EXPORTS)
     if made is None:
         st.button("Make the HTML and PDF", key="story_export", icon=":material/picture_as_pdf:", width="stretch",

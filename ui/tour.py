@@ -1,0 +1,84 @@
+"""Lessons and stories as one kind of tour (issue 59, the first part): an ordered list of views
+with text. A lesson file opens as a story (its steps editable, presentable, exportable), and a
+story downloads as a lesson file that ``ui.classroom.check`` accepts. A step keeps its question
+(``ask``) through both. No Streamlit.
+
+A story step is {"title", "note" (the audience's text), "private" (the presenter's note), "view",
+"uid", "ask" (optional: ui.classroom.questions.Ask.to_dict())}; a lesson step has a page, a view
+(ui.view), a text, a question and optionally an answer table. The mapping: the step's text and its
+question are the note; the lesson's document is the view's document (an example's file name)."""
+from __future__ import annotations
+
+import secrets
+
+from ui import view as V
+from ui.classroom.lessons import Lesson
+from ui.classroom.questions import Ask
+
+
+def story_steps(lesson: Lesson, weights: str | None = None) -> list[dict]:
+    """A lesson's steps as a story's (its document: the example's file name, read as a link's)."""
+    out = []
+    for n, s in enumerate(lesson.steps):
+        note = s.text + (f"\n\nQuestion: {s.question}" if s.question else "")
+        view = {"page": s.page, "doc": lesson.document, "k": lesson.k, "tb": True, "w": weights, "win": 0,
+                "pickers": dict(s.view), "chart": None}
+        out.append({"title": f"{lesson.title}: step {n + 1}", "note": note, "private": "", "view": view,
+                    "uid": secrets.token_hex(6), **({"ask": s.ask.to_dict()} if s.ask else {})})
+    return out
+
+
+def _quoted(text: str) -> str:
+    """A TOML basic string (escapes: backslash, quote, newline, control characters)."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return '"' + "".join(c if ord(c) >= 0x20 else f"\\u{ord(c):04x}" for c in out) + '"'
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return _quoted(v)
+    return "[" + ", ".join(_value(x) for x in v) + "]"
+
+
+def answer_table(ask: dict) -> dict:
+    """An ``Ask.to_dict()`` as a lesson's [steps.answer] table (numbers from 1)."""
+    a = Ask.from_dict(ask)
+    if a.kind == "choice":
+        return {"kind": "choice", "options": list(a.options), **({"right": [r + 1 for r in a.right]} if a.right else {})}
+    if a.kind == "sentences":
+        return {"kind": "sentences", **({"pick": a.pick} if a.pick else {})}
+    if a.kind == "head":
+        return {"kind": "head", "model": a.model, **({"right": [[l + 1, h + 1] for l, h in a.right]} if a.right else {})}
+    return {"kind": "number", **({"answer": a.answer, "tolerance": a.tolerance} if a.answer is not None else {}),
+            "unit": a.unit, "range": [a.low, a.high]}
+
+
+def lesson_toml(title: str, steps: list[dict]) -> str:
+    """Story steps as a lesson file, or ValueError with one sentence: a lesson plays one example
+    document (its file name, as a link to an example names it) and one k."""
+    docs = {s["view"].get("doc") for s in steps}
+    ks = {s["view"].get("k", 3) for s in steps}
+    if len(docs) != 1 or not isinstance(next(iter(docs)), str) or next(iter(docs)).startswith("id:"):
+        raise ValueError("A lesson file plays one of the shipped example documents: every step of this story must "
+                         "show the same example (a pasted document cannot go in a lesson file yet).")
+    if len(ks) != 1:
+        raise ValueError("A lesson file has one summary length k: every step must use the same k.")
+    lines = [f"title = {_quoted(title or 'A lesson')}", f"document = {_quoted(next(iter(docs)))}", f"k = {ks.pop()}"]
+    for s in steps:
+        text, _, question = s["note"].partition("\n\nQuestion: ")
+        lines += ["", "[[steps]]", f"page = {_quoted(s['view'].get('page', ''))}",
+                  f"text = {_quoted(text.strip() or s['title'] or '…')}"]
+        if question or s.get("ask"):
+            lines.append(f"question = {_quoted(question.strip() or s['title'] or 'What do you see?')}")
+        if s.get("ask"):
+            lines.append("[steps.answer]")
+            lines += [f"{k} = {_value(v)}" for k, v in answer_table(s["ask"]).items()]
+        pickers = V.to_toml(V.from_store(s["view"])[0]["pickers"])
+        if pickers:
+            lines.append("[steps.view]")
+            lines += [f"{k} = {_value(v)}" for k, v in pickers.items()]
+    return "\n".join(lines) + "\n"
