@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 
 from ui import a11y, classroom, figures, link, present, state, story  # noqa: E402
+from ui.classroom import homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
 from ui.figures import preload_plotly  # noqa: E402
@@ -74,6 +75,7 @@ shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that cl
 shared(classroom.resume_from_cookie, document_store())  # this browser led a class: it leads it again (F5, a tab)
 story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)
 classroom.read_link(EXAMPLES)  # ?lesson=NAME: that lesson at its first step
+shared(homework.open_from_url, document_store(), EXAMPLES)  # ?homework=CODE: that homework, at its first step
 present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
 presenting = present.active()
 if st.session_state.get(present.PRESENTER):  # the presenter view of a story (another window follows it)
@@ -127,12 +129,15 @@ with st.sidebar:
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
                    "copy it to share or keep this view.")
     with st.expander("Class & lessons", expanded=bool(st.session_state.get(classroom.JOINED)
-                                                       or st.session_state.get(classroom.TEACHING))):
+                                                       or st.session_state.get(classroom.TEACHING)
+                                                       or st.session_state.get(homework.CODE)
+                                                       or st.session_state.get(homework.RESULTS))):
         if st.session_state.get(classroom.JOINED):
             shared(classroom.follow, document_store())
         else:
             shared(classroom.teacher_panel, document_store(), st.context.url or "")
         classroom.lesson_panel(EXAMPLES)
+        shared(homework.sidebar, document_store(), st.context.url or "")
     with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
         story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
     with st.expander("Figure downloads"):

@@ -12,7 +12,7 @@ from ui.resources import get_model, model_slots
 from ui.runs import asked, cached, peek, seconds_per_window
 from ui.widgets import need_trace
 from viz import explain as E
-from viz.common import preview
+from viz.common import markdown_text, preview
 from ui.view import LEAVE_OUT  # an option of its own: a None option reads "Choose an option" after a run
 
 HELP = """**Position vs content.** BertSumExt adds a sinusoidal position row (Vaswani et al. 2017)
@@ -165,7 +165,7 @@ else:
         return out
 
     cmp = cached("contrast", params, compute, i_c, j_c, exact)
-    st.info(cmp["verdict"], icon=":material/balance:")
+    st.info(markdown_text(cmp["verdict"]), icon=":material/balance:")  # its words are the document's: text
     m = st.columns(4)
     m[0].metric(f"Score of {i_c + 1}", f"{cmp['score_i']:.3f}")
     m[1].metric(f"Score of {j_c + 1}", f"{cmp['score_j']:.3f}")

@@ -190,5 +190,5 @@ def store(request, tmp_path):
     s = Store(url, max_documents=3)
     s.run("DELETE FROM documents", (), False, *((f"DELETE FROM {t}", ()) for t in (
         "classes", "attendance", "leads", "leaders", "throttle", "seats", "seat_clients", "seat_refused", "answers",
-        "revealed", "left_steps", "class_lessons")))
+        "revealed", "left_steps", "class_lessons", "homework")))
     return s

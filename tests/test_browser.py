@@ -390,8 +390,8 @@ def test_corpus_page_runs_uploads_one_at_a_time(server, browser, shots, tmp_path
 
 def test_bad_corpus_uploads_and_runs_are_one_line_each(server, browser, tmp_path):
     root = Path(os.environ["MICROSCOPE_CORPUS_ROOT"])
-    (root / "upload-broken").mkdir(parents=True, exist_ok=True)
-    (root / "upload-broken" / "report.json").write_text('{"documents": 3}')   # another shape, no summaries.jsonl
+    (root / "broken-run").mkdir(parents=True, exist_ok=True)  # a public run (made on the command line)
+    (root / "broken-run" / "report.json").write_text('{"documents": 3}')   # another shape, no summaries.jsonl
     page = open_app(browser, server)
     go_to(page, "Corpus")
     main = page.get_by_test_id("stMain")
@@ -403,7 +403,7 @@ def test_bad_corpus_uploads_and_runs_are_one_line_each(server, browser, tmp_path
         idle(page)
         assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
         assert main.get_by_text("Nothing was run", exact=False).count() == 1
-    pick(page, "Corpus run", "upload-broken")
+    pick(page, "Corpus run", "broken-run")
     main.get_by_text("cannot be read", exact=False).first.wait_for(timeout=60_000)
     assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
     page.close()

@@ -121,3 +121,27 @@ def test_a_story_saved_before_titles_still_opens(store):
     store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", ("A" * 16, json.dumps(
         [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u"}]), "x", 0.0))
     assert load_titled(store, "A" * 16) == ("Old", [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u"}])
+
+
+@pytest.mark.slow
+def test_a_story_is_taught_as_a_class_with_its_edits(summarizer):
+    """A story (here a shipped lesson opened as one, its first text edited) becomes the class's
+    lesson and is led: a student who joins sees its first step's edited text."""
+    from ui import present
+    from ui.classroom.lessons import parse
+
+    at = new_app()
+    at.selectbox(key="story_lesson_pick").set_value("which_sentences_and_why").run()
+    button(at, "story_lesson_open").click().run()
+    uid = at.session_state[present.STEPS][0]["uid"]
+    at.text_area(key=f"story_note_{uid}").set_value("EDITED in the story panel").run()
+    button(at, "story_teach").click().run()
+    name = at.session_state["class_lesson"]
+    lesson = at.session_state["class_own_lessons"][name]
+    assert lesson.steps[0].text == "EDITED in the story panel"
+    assert len(lesson.steps) == len(parse((ROOT / "lessons/which_sentences_and_why.toml").read_text(), "x").steps)
+    button(at, "class_start").click().run()
+    from ui.state import TEACHING
+
+    assert not at.exception and at.session_state[TEACHING]
+    assert "EDITED in the story panel" in " ".join(m.value for m in at.info)

@@ -59,6 +59,10 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, step TEXT NOT NULL, seat TEXT NOT NULL, "
     "answer TEXT NOT NULL, correct INTEGER, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, step, seat))",
     "CREATE TABLE IF NOT EXISTS revealed (code TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (code, step))",
+    # homework (ui/classroom/homework.py): a class no one steps, due when the class expires; owner = the hash of
+    # the teacher's results key
+    "CREATE TABLE IF NOT EXISTS homework (code TEXT PRIMARY KEY, lesson TEXT NOT NULL, due DOUBLE PRECISION NOT NULL, "
+    "after_due INTEGER NOT NULL, owner TEXT NOT NULL)",
     # stories (ui/stories.py): saved views with notes, by a random id; owner = the hash of its maker's token
     "CREATE TABLE IF NOT EXISTS stories (id TEXT PRIMARY KEY, steps TEXT NOT NULL, owner TEXT NOT NULL, "
     "updated DOUBLE PRECISION NOT NULL)",

@@ -197,9 +197,26 @@ def lesson_file(steps: list[dict]) -> None:
     except ValueError as e:
         st.caption(markdown_text(str(e)))
         return
-    st.download_button("Download as a lesson file", text, file_name="lesson.toml", mime="application/toml",
-                       key="story_lesson", on_click="ignore", icon=":material/school:", width="stretch",
-                       help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
+    c = st.columns(2)
+    c[0].download_button("Download as a lesson file", text, file_name="lesson.toml", mime="application/toml",
+                         key="story_lesson", on_click="ignore", icon=":material/download:", width="stretch",
+                         help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
+    c[1].button("Teach it as a class", key="story_teach", icon=":material/school:", width="stretch",
+                on_click=teach, args=(text,),
+                help="This story becomes the lesson under Class & lessons, open at its first step: Start a class there.")
+
+
+def teach(text: str) -> None:
+    """The story as the class's lesson (the lesson file it downloads, loaded as a teacher's own)."""
+    from ui import state
+    from ui.classroom.steps import add_own, choose
+
+    name = "own_story_" + (st.session_state.get(ID) or "new")
+    add_own(name, text)
+    st.session_state[state.keep("class_lesson")] = name
+    choose(name)
+    st.session_state[NOTICE] = ("This story is now the lesson under Class & lessons, at its first step: "
+                                "Start a class there to teach it.")
 
 
 def lessons_row() -> None:

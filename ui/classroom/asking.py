@@ -26,6 +26,7 @@ def question_panel(store) -> None:
     s = st.session_state.get(STEP)
     if not s or not s.get("ask"):
         return
+    from ui.classroom import homework
     from ui.runs import current_trace
 
     ask, trace = Ask.from_dict(s["ask"]), current_trace()
@@ -36,6 +37,10 @@ def question_panel(store) -> None:
         teacher_side(store, st.session_state[TEACHING], s, ask, trace)
     elif st.session_state.get(JOINED):
         student_side(store, st.session_state[JOINED], s, ask, trace)
+    elif st.session_state.get(homework.CODE):
+        homework.student_side(store, st.session_state[homework.CODE], s, ask, trace)
+    elif st.session_state.get(homework.RESULTS):
+        homework.teacher_side(store, st.session_state[homework.RESULTS], s, ask, trace)
     else:
         alone_side(s, ask, trace)
 

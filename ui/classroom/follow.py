@@ -25,11 +25,14 @@ def join_from_url(store) -> None:
     if not code:
         return
     found = lookup(store, code)
+    if store.run("SELECT 1 FROM homework WHERE code = ?", (code,), True):  # homework has no teacher to follow
+        found = "homework"
     if isinstance(found, str):
         from viz.common import markdown_text
 
-        st.warning(f"Class {markdown_text(code[:12])} " + ("has ended." if found == "ended"
-                                                           else "does not exist on this server.")
+        st.warning(f"Class {markdown_text(code[:12])} " + ({"ended": "has ended.", "homework": "is homework: open "
+                                                            f"its link, ?homework={code}."}.get(found)
+                                                           or "does not exist on this server.")
                    + " You can explore on your own.", icon=":material/school:")
         return
     # a reload (its address) or the same browser scanning the QR code again (its cookie): the same seat,
@@ -56,7 +59,8 @@ def apply_pending(page) -> None:
     if view is None:
         return
     if view["page"] != page.url_path:  # (the address keeps the class, the seat and the story it names)
-        st.switch_page(script_of(view["page"]), query_params={k: st.query_params[k] for k in ("class", "seat", "story")
+        st.switch_page(script_of(view["page"]), query_params={k: st.query_params[k] for k in ("class", "seat", "story",
+                                                                                             "homework", "results")
                                                              if k in st.query_params})
     del st.session_state[PENDING]
     from ui import view as V

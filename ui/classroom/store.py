@@ -54,7 +54,7 @@ def start(store, view: dict, valid_hours: float | None = None, leader: str = "")
               ("UPDATE classes SET state = '{}' WHERE expires < ? AND state <> '{}'", (now,)),
               *((f"DELETE FROM {t} WHERE code NOT IN (SELECT code FROM classes)", ())
                 for t in ("attendance", "leaders", "leads", "seats", "seat_clients", "seat_refused", "answers",
-                          "revealed", "left_steps", "class_lessons")),
+                          "revealed", "left_steps", "class_lessons", "homework")),
               ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
               ("INSERT INTO leads VALUES (?, ?)", (code, leader)),
               ("INSERT INTO classes VALUES (?, ?, 1, ?)", (code, json.dumps(view, sort_keys=True),

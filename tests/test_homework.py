@@ -1,0 +1,103 @@
+"""A lesson assigned as homework (issue 59): students open its link on their own, step at their own
+pace and answer; with "right after", checking an answer shows the model's and makes it final; with
+"after the deadline", nothing is shown until then and the store refuses later answers; a reload
+keeps the seat and its answers; the teacher's results link shows the live count and the CSV."""
+from __future__ import annotations
+
+import csv
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import new_app
+from ui import classroom as C
+from ui.classroom import answers as A
+from ui.classroom import homework as H
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def fresh(query: dict | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(query or {})
+    return at.run()
+
+
+def button(at, key):
+    return next(b for b in at.button if b.key == key)
+
+
+def store():
+    from ui.resources import document_store
+
+    return document_store()
+
+
+def assigned(reveal: str) -> tuple[str, str]:
+    teacher = new_app()
+    teacher.selectbox(key="class_lesson").set_value("which_sentences_and_why").run()
+    teacher.radio(key="homework_reveal").set_value(reveal).run()
+    button(teacher, "homework_assign").click().run()
+    assert not teacher.exception
+    made = teacher.session_state["_homework_made"]
+    links = " ".join(c.value for c in teacher.code)
+    assert f"?homework={made['code']}" in links and f"&results={made['key']}" in links
+    return made["code"], made["key"]
+
+
+def test_homework_at_two_paces_reaches_the_teacher(summarizer):
+    code, key = assigned("after")
+    quick, slow = fresh({"homework": code}), fresh({"homework": code})
+    assert not quick.exception and quick.session_state[C.STEP]["step"] == 0 and quick.session_state["document"]
+    quick.pills[0].set_value([3, 5, 26]).run()  # the model's three
+    step0 = A.step_id(quick.session_state[C.STEP])
+    assert A.mine(store(), code, step0, quick.session_state[H.SEAT]) == [3, 5, 26]
+    assert "The model's answer" not in " ".join(m.value for m in quick.markdown)  # not before they check
+    button(quick, f"homework_check_{step0}").click().run()
+    said = " ".join(m.value for m in quick.markdown)
+    assert "The model's answer" in said and "right" in said and quick.pills[0].disabled  # final now
+    button(quick, "lesson_next").click().run()  # on at their own pace: the second question
+    quick.radio(key=f"answer_{A.step_id(quick.session_state[C.STEP])}").set_value(2).run()
+
+    slow.pills[0].set_value([0, 1, 2]).run()  # still on the first step
+    again = fresh({"homework": code, "seat": slow.session_state[H.SEAT]})  # a reload: the same seat and answer
+    assert again.session_state[H.SEAT] == slow.session_state[H.SEAT] and again.pills[0].value == [0, 1, 2]
+
+    teacher = fresh({"homework": code, "results": key})
+    assert not teacher.exception and H.SEAT not in teacher.session_state
+    assert any("2 of 2 students answered" in m.value for m in teacher.markdown)
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(C.lessons())))))
+    assert sorted((r["step"], r["answer"], r["right"]) for r in rows) == [
+        ("which_sentences_and_why 1", "sentences 1, 2, 3", "no"),
+        ("which_sentences_and_why 1", "sentences 4, 6, 27", "yes"),
+        ("which_sentences_and_why 2", "Their place in the article", "")]
+    stranger = fresh({"homework": code, "results": "not-the-key"})
+    assert H.RESULTS not in stranger.session_state and any("key" in w.value for w in stranger.warning)
+
+
+def test_after_the_deadline_the_answers_show_and_close(summarizer):
+    code, _ = assigned("due")
+    student = fresh({"homework": code})
+    student.pills[0].set_value([3, 5, 26]).run()
+    assert not any((b.key or "").startswith("homework_check_") for b in student.button)  # nothing to check before the deadline
+    assert "The model's answer" not in " ".join(m.value for m in student.markdown)
+    past = time.time() - 1  # the deadline passes
+    store().run("UPDATE homework SET due = ? WHERE code = ?", (past, code), False,
+                ("UPDATE classes SET expires = ? WHERE code = ?", (past, code)))
+    student.run()
+    assert "The model's answer" in " ".join(m.value for m in student.markdown) and student.pills[0].disabled
+    step0 = A.step_id(student.session_state[C.STEP])
+    assert not A.give(store(), code, step0, student.session_state[H.SEAT], [0, 1, 2], False)  # the store refuses
+
+
+def test_a_homework_code_is_no_class_and_a_made_up_one_is_one_sentence(summarizer):
+    code, _ = assigned("after")
+    as_class = fresh({"class": code})
+    assert C.JOINED not in as_class.session_state and any("is homework" in w.value for w in as_class.warning)
+    unknown = fresh({"homework": "ZZZZZZ"})
+    assert not unknown.exception and any("does not exist" in w.value for w in unknown.warning)
