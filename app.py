@@ -218,7 +218,7 @@ if unknown:
 story.banner()
 classroom.step_text()
 try:  # its question, when it takes answers
-    shared(classroom.question_panel, document_store())
+    shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)
 except Exception as e:  # noqa: BLE001  never a traceback in the browser; the page still draws
     unexpected(e)
 shared(classroom.publish_mine, document_store(), pg.url_path)  # before the page: students start on the new view

@@ -21,26 +21,32 @@ TALLY_S = 2.0  # the teacher's count and chart are read again this often (three 
                # step's answers with the class's seats, attendance)
 
 
-def question_panel(store) -> None:
-    """Under the step's text: what this session does with the step's question, by role."""
+def asked() -> tuple[dict, Ask, object] | None:
+    """The lesson step, its question and the result it asks about (None: no question here, or no
+    result yet: that is said)."""
     s = st.session_state.get(STEP)
     if not s or not s.get("ask"):
-        return
-    from ui.classroom import homework
+        return None
     from ui.runs import current_trace
 
-    ask, trace = Ask.from_dict(s["ask"]), current_trace()
+    trace = current_trace()
     if trace is None:
         st.caption("Summarize the lesson's document to answer (the question needs its sentences and heads).")
+        return None
+    return s, Ask.from_dict(s["ask"]), trace
+
+
+def question_panel(store) -> None:
+    """Under the step's text: what this session does with the step's question, by role (homework:
+    ui.classroom.homework.question_panel)."""
+    found = asked()
+    if found is None:
         return
+    s, ask, trace = found
     if st.session_state.get(TEACHING):
         teacher_side(store, st.session_state[TEACHING], s, ask, trace)
     elif st.session_state.get(JOINED):
         student_side(store, st.session_state[JOINED], s, ask, trace)
-    elif st.session_state.get(homework.CODE):
-        homework.student_side(store, st.session_state[homework.CODE], s, ask, trace)
-    elif st.session_state.get(homework.RESULTS):
-        homework.teacher_side(store, st.session_state[homework.RESULTS], s, ask, trace)
     else:
         alone_side(s, ask, trace)
 

@@ -236,3 +236,17 @@ def sidebar(store, url: str) -> None:
     name = (st.session_state.get(S.STEP) or {}).get("lesson")
     if name and not st.session_state.get(S.JOINED) and not st.session_state.get(S.TEACHING):
         assign_panel(store, name, url)
+
+
+def question_panel(store) -> None:
+    """Under the step's text: a homework student's or results reader's side of the step's question,
+    else the class's or alone (ui.classroom.asking.question_panel)."""
+    from ui.classroom.asking import asked
+    from ui.classroom.asking import question_panel as in_class
+
+    code, results = st.session_state.get(CODE), st.session_state.get(RESULTS)
+    if not (code or results) or st.session_state.get(S.JOINED) or st.session_state.get(S.TEACHING):
+        return in_class(store)
+    found = asked()
+    if found is not None:
+        (student_side if code else teacher_side)(store, code or results, *found)
