@@ -177,10 +177,11 @@ else:
     up_c, down_c = E.top_words(text, spans_c, weights_c)
     st.html(f"<p>Words that favour sentence {i_c + 1} over {j_c + 1}: {html.escape(', '.join(up_c) or '—')}<br>"
             f"Words that favour sentence {j_c + 1}: {html.escape(', '.join(down_c) or '—')}</p>")
-    html_block(E.legend_html().replace("raised the score", f"favours {i_c + 1}").replace(
+    versus = E.legend_html().replace("raised the score", f"favours {i_c + 1}").replace(
         "lowered the score", f"favours {j_c + 1}") + E.word_highlight_html(text, spans_c, weights_c,
-                                                                           target=tuple(ex["spans"][i_c])),
-               "why_versus_words", f"Words that favour sentence {i_c + 1} over {j_c + 1}")
+                                                                           target=tuple(ex["spans"][i_c]))
+    with st.container(height=600 if len(text) > LONG_TEXT else "content", key="why_versus_box"):
+        html_block(versus, "why_versus_words", f"Words that favour sentence {i_c + 1} over {j_c + 1}")
     rows = [{"head": f"{'BERT' if p == 'bert' else 'Sentence encoder'} {layer + 1}.{h + 1}",
              **({"gap change when off (exact)": round(cmp["heads"][p]["ablation"][layer][h], 4)} if exact else {}),
              "∂gap/∂gate (gradient)": round(cmp["heads"][p]["gradient"][layer][h], 4)}
@@ -192,9 +193,8 @@ else:
                   help="Until then the heads are ranked by the gradient estimate.")
     st.caption("Gradient × input of the difference of the two scores (the same rules as above; exactly the first "
                "sentence's attribution minus the second's). Heads: each switched off alone, exactly (Michel et al. "
-               "2019), and the change of the gap, beside the gradient estimate. Checked by deletion "
-               "(tests/test_contrast.py): deleting the words most attributed to the gap shrinks it more than deleting "
-               "random words.")
+               "2019), and the change of the gap, beside the gradient estimate. Checked by deletion on the shipped "
+               "examples: deleting the words most attributed to the gap shrinks it more than deleting random words.")
 
 # ---------------------------------------------------------------- which explanation to trust
 st.header("Which explanation to trust here")
