@@ -1,7 +1,7 @@
 """A story in Chromium (issue 50): five views of the shipped example added from the sidebar,
 presented at 1280×720 by keyboard alone (→, PageDown, Space, ←, Esc), exported; the HTML deck
 opened offline (stepping works, charts drawn, no request leaves the file) and the PDF read back
-with pdftotext. The Present screenshot is the README's (present.png)."""
+with pdftotext. The Present and presenter-view screenshots are the README's (present.png, presenter.png)."""
 from __future__ import annotations
 
 import re
@@ -175,3 +175,46 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
     pages = [p for p in text.split("\f") if p.strip()]
     assert len(pages) == 5 and all(name in p and note in p for p, (_, name, note) in zip(pages, STEPS)), \
         [p[:120] for p in pages]
+
+
+def test_the_presenter_view_follows_the_audiences_window_and_steps_it(app, browser, shots):
+    """Two windows of one presentation (issue 59): the audience's full screen and the presenter view
+    (its own link): the private note is only in the presenter's; a step in either moves both."""
+    page = open_app(browser, app.url + "/")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.get_by_role("button", name="Try an example").click()
+    idle(page)
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_text("Story", exact=True).click()
+    for title, name, private in (("Summary", "The summary", "SPEAKER: start with the stars"),
+                                 ("Masks & positions", "Masks", "SPEAKER: padding is never looked at")):
+        go_to(page, title)
+        page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+        side.get_by_label("Title of this view").fill(name)
+        side.get_by_label("Your note (only in the presenter view)").fill(private)
+        side.get_by_role("button", name="Add this view to the story").click()
+        idle(page)
+    presenter_link = side.get_by_test_id("stCode").filter(has_text="presenter=1").inner_text(timeout=60_000).strip()
+    side.get_by_role("button", name="Present", exact=True).click()
+    page.get_by_text("Step 1 of 2").wait_for(timeout=120_000)
+    assert "SPEAKER" not in page.get_by_test_id("stMain").inner_text()
+
+    desk = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()  # a window of its own
+    desk.goto(presenter_link)
+    desk.get_by_text("SPEAKER: start with the stars").wait_for(timeout=120_000)
+    desk.get_by_text(re.compile(r"Next:\s*Masks")).wait_for(timeout=30_000)
+    t0 = time.perf_counter()
+    page.keyboard.press("ArrowRight")  # the audience's window steps …
+    desk.get_by_text("SPEAKER: padding is never looked at").wait_for(timeout=30_000)  # … the presenter's follows
+    followed = time.perf_counter() - t0
+    desk.screenshot(path=str(shots / "presenter.png"))
+    desk.get_by_role("heading").first.click()
+    t0 = time.perf_counter()
+    desk.keyboard.press("ArrowLeft")  # the presenter steps back: the audience's window follows
+    page.get_by_text("Step 1 of 2").wait_for(timeout=30_000)
+    led = time.perf_counter() - t0
+    for p in (page, desk):
+        assert p.get_by_test_id("stException").count() == 0
+    print(f"\npresenter view: follows the audience in {followed:.1f} s, the audience follows it in {led:.1f} s")
+    desk.context.close()
+    page.close()

@@ -43,6 +43,7 @@ def presenter(store) -> None:
                 st.caption("The audience reads: " + markdown_text(step["note"]))
             st.markdown("**Next:** " + (markdown_text(steps[n + 1]["title"] or f"Step {n + 2}") if n + 1 < len(steps)
                                         else "the end"))
+            st.caption("←/→, PageUp/PageDown or a number and Enter step both windows.")
             pressed = _keys(key="presenter_keys", on_key_change=lambda: None, on_height_change=lambda: None)
             if pressed.key and pressed.key != "exit":
                 to = goto(pressed.key, n, len(steps))
