@@ -145,3 +145,29 @@ def test_a_story_is_taught_as_a_class_with_its_edits(summarizer):
 
     assert not at.exception and at.session_state[TEACHING]
     assert "EDITED in the story panel" in " ".join(m.value for m in at.info)
+
+
+@pytest.mark.slow
+def test_a_lessons_export_is_a_handout_with_the_answers_last(summarizer, tmp_path):
+    """A lesson's PDF: each question with space to answer (a box per option), and a last page with
+    the answers for the teacher (the model's own pick for "which sentences"); read back with pdftotext."""
+    import shutil
+    import subprocess
+
+    from ui import present
+
+    at = new_app()
+    at.selectbox(key="story_lesson_pick").set_value("which_sentences_and_why").run()
+    button(at, "story_lesson_open").click().run()
+    button(at, "story_export").click().run()
+    made = at.session_state[present.EXPORTS]
+    assert made["html"].count("<section class='slide'") == 5  # four steps and the answers
+    assert "☐ Their place in the article" in made["html"] and "Answers, for the teacher" in made["html"]
+    if shutil.which("pdftotext") is None or made["pdf"] is None:
+        pytest.skip("pdftotext or Chromium is not installed")
+    (tmp_path / "h.pdf").write_bytes(made["pdf"])
+    pages = [p for p in subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True,
+                                       text=True, check=True).stdout.split("\f") if p.strip()]
+    assert len(pages) == 5 and "Sentences (the summary): ______" in pages[0]
+    last = " ".join(pages[-1].split())
+    assert "Step 1: sentences 4, 6, 27" in last and "Step 2: an opinion" in last and "Step 4: layer 6, head 3" in last

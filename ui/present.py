@@ -184,9 +184,11 @@ def compute(pg, view: dict, examples: dict) -> Slide:
     fig, chart = next((c for c in captured if c[1] == view.get("chart")), captured[0] if captured else (None, None))
     summary = [trace.summary.sentences[i] for i in trace.summary.selected] if view.get("page") == "" and trace else []
     settings = f"{pg.title} · " + (result_caption(trace, params, examples, plain=True) if trace else "")
+    picked = tuple(sorted(trace.summary.selected)) if trace else ()
     if isinstance(fig, str):  # a page's HTML (the Why page's words), not a chart
-        return Slide("", "", None, "", summary, settings, html=fig)
-    return Slide("", "", fig, PLAIN.get(kind(chart) or "", ""), summary, settings, "" if fig is not None else NO_CHART)
+        return Slide("", "", None, "", summary, settings, html=fig, picked=picked)
+    return Slide("", "", fig, PLAIN.get(kind(chart) or "", ""), summary, settings, "" if fig is not None else NO_CHART,
+                 picked=picked)
 
 
 def show(pg, examples: dict) -> None:
@@ -303,9 +305,20 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
 
 
 def slides(steps: list[dict]) -> list[Slide]:
-    """Every step's slide, as the export's walk made it (``MADE``), with its title and note."""
+    """Every step's slide, as the export's walk made it (``MADE``), with its title and note, and a
+    question's space to answer (a lesson's export is a handout)."""
+    from ui.tour import answer_space
+
     made = st.session_state[MADE]  # (the private notes stay out: an export is for the audience)
-    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"], note=s["note"]) for s in steps]
+    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"], note=s["note"],
+                                answer_space=answer_space(s["ask"]) if s.get("ask") else []) for s in steps]
+
+
+def answers(steps: list[dict], made: list[Slide]) -> list[tuple[int, str]]:
+    """A handout's last page: each question's answer (step from 1)."""
+    from ui.tour import answer_words
+
+    return [(n + 1, answer_words(s["ask"], m.picked)) for n, (s, m) in enumerate(zip(steps, made)) if s.get("ask")]
 
 
 def export_next(steps: list[dict]) -> None:
@@ -319,11 +332,11 @@ def export_next(steps: list[dict]) -> None:
     stop()
     with st.spinner("Making the HTML deck and the PDF…"):
         made = slides(steps)
-        title = steps[0]["title"] or "A story"
+        title = st.session_state.get(TITLE) or steps[0]["title"] or "A story"
         from viz.deck import deck_html
 
-        deck = deck_html(title, made)
-        pdf, why = pdf_of(deck_html(title, made, printable=True))
+        deck = deck_html(title, made, answers=answers(steps, made))
+        pdf, why = pdf_of(deck_html(title, made, printable=True, answers=answers(steps, made)))
     st.session_state[EXPORTS] = {"html": deck, "pdf": pdf, "pdf_error": why}
     st.rerun()
 

@@ -82,3 +82,24 @@ def lesson_toml(title: str, steps: list[dict]) -> str:
             lines.append("[steps.view]")
             lines += [f"{k} = {_value(v)}" for k, v in pickers.items()]
     return "\n".join(lines) + "\n"
+
+
+def answer_space(ask: dict) -> list[str]:
+    """A question's space to answer on a handout, in lines (numbers from 1, as on screen)."""
+    a = Ask.from_dict(ask)
+    if a.kind == "choice":
+        return [f"☐ {o}" for o in a.options]
+    if a.kind == "sentences":
+        return [f"Sentences ({a.pick or 'the summary'}): ______   ______   ______"]
+    if a.kind == "head":
+        return [f"{'BERT' if a.model == 'bert' else 'Sentence encoder'} layer ______   head ______"]
+    return [f"Your answer: ______ {a.unit}".rstrip() + f"   (between {a.low:g} and {a.high:g})"]
+
+
+def answer_words(ask: dict, picked: tuple[int, ...]) -> str:
+    """The answer a handout's last page gives for a question ("" never: an opinion says so)."""
+    from ui.classroom.questions import model_answer
+
+    a = Ask.from_dict(ask)
+    said = model_answer(a, list(picked) if a.kind == "sentences" and picked else None)
+    return said or ("an opinion: no right answer" if a.opinion else "the model's answer, on the step's page")

@@ -24,6 +24,8 @@ class Slide:
     settings: str = ""
     missing: str = ""               # why there is no chart (e.g. the document is no longer on the server)
     html: str = ""                  # a page's HTML instead of a chart (the Why page's words; its text escaped)
+    answer_space: list[str] = field(default_factory=list)  # a question's answer lines on a handout (☐ per option)
+    picked: tuple[int, ...] = ()    # the model's summary (sentences from 0): a handout's answer to "which sentences"
 
 
 STYLE = f"""
@@ -33,6 +35,8 @@ h1{{font-size:clamp(1.4rem,3.2vh,2.6rem);margin:0 0 .4em}} .note{{font-size:clam
 .chart{{height:62vh}} .plain,.settings,.count{{color:{MUTED_TEXT};font-size:clamp(.8rem,1.6vh,1.1rem)}}
 .summary{{font-size:clamp(.9rem,2vh,1.4rem)}} .missing{{font-size:1.3rem;padding:1em;border:2px dashed {MUTED_TEXT}}}
 .count{{text-align:right;margin:0}}  /* in the flow: it never covers text */
+.answer{{border:1px solid {MUTED_TEXT};padding:.4em .8em;margin:.4em 0;font-size:clamp(.9rem,2vh,1.3rem)}}
+.answer p{{margin:.5em 0}} .answers li{{margin:.4em 0;font-size:clamp(.9rem,2vh,1.3rem)}}
 .words{{max-height:62vh;overflow:auto;font-size:clamp(.8rem,1.6vh,1.1rem)}}
 /* printed: each slide is a page, and the chart takes what its text leaves (the same on screen and on
    paper: Plotly sizes the chart before printing) */
@@ -113,16 +117,22 @@ def _bold(text: str) -> str:
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def deck_html(title: str, slides: list[Slide], printable: bool = False) -> str:
-    """The story as one standalone HTML file (see the module's docstring)."""
+def deck_html(title: str, slides: list[Slide], printable: bool = False,
+              answers: list[tuple[int, str]] = ()) -> str:
+    """The story as one standalone HTML file (see the module's docstring). A slide with an answer
+    space is a handout's question; ``answers`` ((step from 1, the answer in words)) make a last page,
+    for the teacher."""
     from plotly.offline import get_plotlyjs
 
     body = []
+    n = len(slides) + bool(answers)
     for i, s in enumerate(slides):
-        part = [f"<section class='slide' aria-label='Step {i + 1} of {len(slides)}'>",
+        part = [f"<section class='slide' aria-label='Step {i + 1} of {n}'>",
                 f"<h1>{html.escape(s.title or f'Step {i + 1}')}</h1>"]
         if s.note:
             part.append(f"<p class='note'>{html.escape(s.note)}</p>")
+        if s.answer_space:
+            part.append("<div class='answer'>" + "".join(f"<p>{html.escape(x)}</p>" for x in s.answer_space) + "</div>")
         if s.figure is not None:
             fig = for_slide(s.figure).to_json().replace("</", "<\\/")  # no "</script>" inside the script
             part.append(f"<div class='chart' id='chart-{i}'></div>"
@@ -137,8 +147,12 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False) -> str:
             part.append(f"<p class='plain'>{_bold(s.plain)}</p>")
         if s.settings:
             part.append(f"<p class='settings'>{html.escape(s.settings)}</p>")
-        part.append(f"<p class='count'>{i + 1} / {len(slides)}</p></section>")
+        part.append(f"<p class='count'>{i + 1} / {n}</p></section>")
         body.append("".join(part))
+    if answers:
+        body.append("<section class='slide' aria-label='Answers'><h1>Answers, for the teacher</h1><ul class='answers'>"
+                    + "".join(f"<li>Step {k}: {html.escape(a)}</li>" for k, a in answers)
+                    + f"</ul><p class='count'>{n} / {n}</p></section>")
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body class='{'print' if printable else ''}'>" + "".join(body)
