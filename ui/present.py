@@ -283,6 +283,8 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
         st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
         if step["note"]:
             st.html(f"<p class='present-note'>{html.escape(step['note'])}</p>")
+        if step.get("question"):
+            st.html(f"<p class='present-note'><b>Question:</b> {html.escape(step['question'])}</p>")
         if slide.figure is not None:
             from viz.deck import for_slide
 
@@ -310,7 +312,8 @@ def slides(steps: list[dict]) -> list[Slide]:
     from ui.tour import answer_space
 
     made = st.session_state[MADE]  # (the private notes stay out: an export is for the audience)
-    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"], note=s["note"],
+    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"],
+                                note=s["note"] + (f"\n\nQuestion: {s['question']}" if s.get("question") else ""),
                                 answer_space=answer_space(s["ask"]) if s.get("ask") else []) for s in steps]
 
 

@@ -42,6 +42,7 @@ def checked(steps: list[dict]) -> list[dict]:
             raise BadStory("A story step is a view with a title and a note.")
         out.append({"title": str(s.get("title") or "")[:MAX_TITLE], "note": str(s.get("note") or "")[:MAX_NOTE],
                     "private": str(s.get("private") or "")[:MAX_NOTE],
+                    **({"question": str(s["question"])[:MAX_NOTE]} if s.get("question") else {}),
                     "view": s["view"], "uid": str(s.get("uid") or secrets.token_hex(6))[:32],
                     **({"ask": ask} if (ask := question(s.get("ask"))) else {})})
     return out

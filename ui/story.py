@@ -156,26 +156,28 @@ def panel(store, page: str, title: str, url: str):
     st.session_state.setdefault(f"story_private_{uid}", steps[i].get("private", ""))
     st.text_area("Its private note", key=f"story_private_{uid}", height=60, max_chars=MAX_NOTE, on_change=edit,
                  args=(i, "private", f"story_private_{uid}"))
-    c = st.columns(3)
+    from ui.question_editor import editor
+
+    editor(steps, i, changed)
+    c = st.columns(2)  # (three labels in a row are cut at the sidebar's width)
     c[0].button("Up", key="story_up", on_click=shift, args=(i, -1), disabled=i == 0, width="stretch")
     c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
-    c[2].button("Remove", key="story_remove", on_click=remove, args=(i,), width="stretch")
+    st.button("Remove this step", key="story_remove", on_click=remove, args=(i,), width="stretch")
     if st.session_state.get(ID):
         st.caption("The story's link (it opens on any machine that runs this server):")
         st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
-    c = st.columns(2)
-    c[0].button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
-                on_click=present.start,
-                help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, a number and Enter to "
-                     "jump, F for full screen, Esc to leave.")
-    c[1].button("From this step", key="story_present_here", icon=":material/start:", width="stretch",
-                on_click=present.start, args=(i,), help=f"Present from step {i + 1}.")
+    st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
+              on_click=present.start,
+              help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, a number and Enter to "
+                   "jump, F for full screen, Esc to leave.")
+    st.button(f"Present from step {i + 1}", key="story_present_here", icon=":material/start:", width="stretch",
+              on_click=present.start, args=(i,))
     if st.session_state.get(ID):
         st.caption("The presenter view (your notes, the next step, the time) opens in a window of its own, beside "
                    "the audience's, and follows it:")
         st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}&presenter=1", language=None,
                 wrap_lines=True)
-    exports(steps)
+    exports(store, steps)
     return charts
 
 
@@ -188,22 +190,33 @@ def chart_picker(slot, drawn: dict[str, str]) -> None:
                        help="A slide shows one chart of the page: this one.")
 
 
-def lesson_file(steps: list[dict]) -> None:
-    """The story as a lesson file (TOML the checker accepts), or why it cannot be one."""
+def lesson_text(store, steps: list[dict]) -> str:
+    """The story as a lesson file's TOML (ValueError: why it cannot be one): a shipped example by
+    its name (also when its text was pasted), any other document written into the file."""
     from ui.tour import lesson_toml
+    from ui.widgets import example_text, examples
 
+    docs = {s["view"].get("doc") for s in steps}
+    doc = next(iter(docs)) if len(docs) == 1 else None
+    text = shared(present.document_of, store, {"doc": doc}) if isinstance(doc, str) and doc else None
+    stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
+    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, document=stem, text=text)
+
+
+def lesson_file(store, steps: list[dict]) -> None:
+    """The story as a lesson file (TOML the checker accepts), or why it cannot be one."""
     try:
-        text = lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps)
+        text = lesson_text(store, steps)
     except ValueError as e:
         st.caption(markdown_text(str(e)))
         return
-    c = st.columns(2)
-    c[0].download_button("Download as a lesson file", text, file_name="lesson.toml", mime="application/toml",
-                         key="story_lesson", on_click="ignore", icon=":material/download:", width="stretch",
-                         help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
-    c[1].button("Teach it as a class", key="story_teach", icon=":material/school:", width="stretch",
-                on_click=teach, args=(text,),
-                help="This story becomes the lesson under Class & lessons, open at its first step: Start a class there.")
+    st.download_button("Download as a lesson file", text, file_name="lesson.toml", mime="application/toml",
+                       key="story_lesson", on_click="ignore", icon=":material/download:", width="stretch",
+                       help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
+    st.button("Teach it as a class", key="story_teach", icon=":material/school:", width="stretch",
+              on_click=teach, args=(text,),
+              help="This story becomes the lesson under Class & lessons, open at its first step: Start a class there, "
+                   "or assign it as homework.")
 
 
 def teach(text: str) -> None:
@@ -237,14 +250,19 @@ def open_lesson(name: str) -> None:
     from ui.tour import story_steps
 
     lesson = all_lessons()[name]
-    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights")), ID: None, OWNER: None,
+    doc = None
+    if lesson.text:  # a lesson that carries its document: kept in the store, as a pasted one is
+        from ui.link import kept_id
+
+        doc = shared(kept_id, lesson.text)
+    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), doc), ID: None, OWNER: None,
                              TITLE: lesson.title, "story_pick": 0})
     changed()  # saved like any story: its own link, and the presenter view's
     st.session_state[NOTICE] = f"The lesson \u201c{lesson.title}\u201d is open as a story: edit, present or export it."
 
 
-def exports(steps: list[dict]) -> None:
-    lesson_file(steps)
+def exports(store, steps: list[dict]) -> None:
+    lesson_file(store, steps)
     made = st.session_state.get(present.EXPORTS)
     if made is None:
         st.button("Make the HTML and PDF", key="story_export", icon=":material/picture_as_pdf:", width="stretch",

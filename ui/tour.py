@@ -4,9 +4,10 @@ story downloads as a lesson file that ``ui.classroom.check`` accepts. A step kee
 (``ask``) through both. No Streamlit.
 
 A story step is {"title", "note" (the audience's text), "private" (the presenter's note), "view",
-"uid", "ask" (optional: ui.classroom.questions.Ask.to_dict())}; a lesson step has a page, a view
-(ui.view), a text, a question and optionally an answer table. The mapping: the step's text and its
-question are the note; the lesson's document is the view's document (an example's file name)."""
+"uid", and optionally "question" (its text) and "ask" (ui.classroom.questions.Ask.to_dict())}; a
+lesson step has a page, a view (ui.view), a text, a question and optionally an answer table. The
+mapping: the step's text is the note; the lesson's document is the view's document (an example's
+file name)."""
 from __future__ import annotations
 
 import secrets
@@ -16,15 +17,17 @@ from ui.classroom.lessons import Lesson
 from ui.classroom.questions import Ask
 
 
-def story_steps(lesson: Lesson, weights: str | None = None) -> list[dict]:
-    """A lesson's steps as a story's (its document: the example's file name, read as a link's)."""
+def story_steps(lesson: Lesson, weights: str | None = None, doc: str | None = None) -> list[dict]:
+    """A lesson's steps as a story's (its document: the example's file name, read as a link's, or
+    ``doc``: the id under which the store keeps a lesson's own document_text)."""
     out = []
     for n, s in enumerate(lesson.steps):
-        note = s.text + (f"\n\nQuestion: {s.question}" if s.question else "")
-        view = {"page": s.page, "doc": lesson.document, "k": lesson.k, "tb": True, "w": weights, "win": 0,
+        note = s.text
+        view = {"page": s.page, "doc": lesson.document or doc, "k": lesson.k, "tb": True, "w": weights, "win": 0,
                 "pickers": dict(s.view), "chart": None}
         out.append({"title": f"{lesson.title}: step {n + 1}", "note": note, "private": "", "view": view,
-                    "uid": secrets.token_hex(6), **({"ask": s.ask.to_dict()} if s.ask else {})})
+                    "uid": secrets.token_hex(6), **({"question": s.question} if s.question else {}),
+                    **({"ask": s.ask.to_dict()} if s.ask else {})})
     return out
 
 
@@ -57,19 +60,22 @@ def answer_table(ask: dict) -> dict:
             "unit": a.unit, "range": [a.low, a.high]}
 
 
-def lesson_toml(title: str, steps: list[dict]) -> str:
-    """Story steps as a lesson file, or ValueError with one sentence: a lesson plays one example
-    document (its file name, as a link to an example names it) and one k."""
+def lesson_toml(title: str, steps: list[dict], document: str | None = None, text: str | None = None) -> str:
+    """Story steps as a lesson file, or ValueError with one sentence. A lesson plays one document
+    and one k: ``document`` names it when it is a shipped example (its file stem), else ``text`` is
+    the document itself (document_text)."""
     docs = {s["view"].get("doc") for s in steps}
     ks = {s["view"].get("k", 3) for s in steps}
-    if len(docs) != 1 or not isinstance(next(iter(docs)), str) or next(iter(docs)).startswith("id:"):
-        raise ValueError("A lesson file plays one of the shipped example documents: every step of this story must "
-                         "show the same example (a pasted document cannot go in a lesson file yet).")
+    if len(docs) != 1:
+        raise ValueError("A lesson plays one document: every step of this story must show the same one.")
     if len(ks) != 1:
         raise ValueError("A lesson file has one summary length k: every step must use the same k.")
-    lines = [f"title = {_quoted(title or 'A lesson')}", f"document = {_quoted(next(iter(docs)))}", f"k = {ks.pop()}"]
+    if not document and not text:
+        raise ValueError("This story's document is no longer on this server: it cannot go in a lesson file.")
+    lines = [f"title = {_quoted(title or 'A lesson')}",
+             f"document = {_quoted(document)}" if document else f"document_text = {_quoted(text)}", f"k = {ks.pop()}"]
     for s in steps:
-        text, _, question = s["note"].partition("\n\nQuestion: ")
+        text, question = s["note"], s.get("question") or ""
         lines += ["", "[[steps]]", f"page = {_quoted(s['view'].get('page', ''))}",
                   f"text = {_quoted(text.strip() or s['title'] or '…')}"]
         if question or s.get("ask"):

@@ -1,4 +1,4 @@
-"""Lessons: TOML files in lessons/ (title, document, k, [[steps]] with a page, a view, a text, a
+"""Lessons: TOML files in lessons/ (title, document (an example) or document_text, k, [[steps]] with a page, a view, a text, a
 question and, for a question that takes answers, [steps.answer]), stepped alone or for a class
 (ui.classroom.steps). No Streamlit. docs/classes.md describes the format; ``problems`` says what
 is wrong with a file (also from the command line: ui/classroom/check.py)."""
@@ -32,9 +32,10 @@ class Step:
 class Lesson:
     name: str
     title: str
-    document: str      # an example's file stem
+    document: str      # an example's file stem ("" when the lesson carries its own text)
     k: int
     steps: tuple[Step, ...]
+    text: str = ""     # the document itself (document_text: a pasted document, made in the app)
 
 
 def parse(text: str, name: str) -> Lesson:
@@ -44,7 +45,8 @@ def parse(text: str, name: str) -> Lesson:
     steps = tuple(Step(s.get("page", ""), V.from_toml(s.get("view", {}))[0], text_only(s["text"]),
                        text_only(s.get("question", "")), from_toml(s["answer"]) if "answer" in s else None)
                   for s in d["steps"])
-    return Lesson(name, text_only(d["title"]), d["document"], int(d.get("k", 3)), steps)
+    return Lesson(name, text_only(d["title"]), d.get("document", ""), int(d.get("k", 3)), steps,
+                  d.get("document_text", ""))
 
 
 def load_lesson(path: Path) -> Lesson:
@@ -115,10 +117,14 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
         return start if n is not None else 0
 
     out = []
-    for key in ("title", "document"):
-        if not isinstance(d.get(key), str) or not d[key].strip():
-            out.append((line_of(key), f"the lesson needs a {key} (a text)"))
-    if isinstance(d.get("document"), str) and d["document"] not in documents():
+    if not isinstance(d.get("title"), str) or not d["title"].strip():
+        out.append((line_of("title"), "the lesson needs a title (a text)"))
+    if ("document" in d) == ("document_text" in d):
+        out.append((line_of("document"), "the lesson needs a document (an example's name) or a document_text (the "
+                                         "document itself), one of the two"))
+    elif "document_text" in d and (not isinstance(d["document_text"], str) or not d["document_text"].strip()):
+        out.append((line_of("document_text"), "document_text must be the document itself (a text)"))
+    elif "document" in d and (not isinstance(d["document"], str) or d["document"] not in documents()):
         out.append((line_of("document"), f"document {d['document']!r} is not one of the examples "
                                          f"({', '.join(sorted(documents()))})"))
     if not isinstance(d.get("k", 3), int) or not 1 <= d.get("k", 3) <= 10:

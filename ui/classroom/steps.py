@@ -128,7 +128,7 @@ def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:
     the top of the next run (``apply_pending``)."""
     s = lesson.steps[n]
     doc = next((p for p in examples.values() if p.stem == lesson.document), None)
-    text = doc.read_text(encoding="utf-8") if doc is not None else None
+    text = doc.read_text(encoding="utf-8") if doc is not None else (lesson.text or None)
     st.session_state[PENDING] = {
         "page": s.page, "pickers": s.view, "text": text, "k": lesson.k, "tb": True, "w": None,
         "lesson": {"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,

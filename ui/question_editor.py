@@ -1,0 +1,142 @@
+"""A story step's question, made in the Story panel (issue 59): the four kinds a lesson asks
+(ui.classroom.questions), the right answer set or left out (an opinion), the model's own answer
+filled in where the step's view gives it (the head it shows; "which sentences" is always the
+model's summary when played). Checked by the lesson checker's own rules (questions.table_problems)
+and said in the editor's words, so the story downloads as a lesson file that passes the checker."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.classroom.questions import KINDS, MODELS, Ask, from_toml, table_problems
+from viz.common import markdown_text
+
+ASKS = {"choice": "Options", "sentences": "Which sentences", "head": "Which head", "number": "A number"}
+WORDS = {"options": "Options: write 2 to 6, one per line, each different.",
+         "range": "Range: the lowest must be below the highest."}  # the checker's words for keys the editor names
+
+
+def shown_head(step: dict, model: str) -> tuple[int, int]:
+    """The head the step's view shows (from 1), the model's answer a head question starts from."""
+    p = step["view"].get("pickers") or {}
+    opened = p.get("heads_pick")
+    if isinstance(opened, (list, tuple)) and len(opened) == 3 and opened[0] == model:
+        return int(opened[1]) + 1, int(opened[2]) + 1
+    prefix = "bert" if model == "bert" else "inter"
+    return int(p.get(f"{prefix}_layer", 0)) + 1, int(p.get(f"{prefix}_head", 0)) + 1
+
+
+def table(uid: str, step: dict) -> dict:
+    """The editor's values as a lesson's [steps.answer] table (numbers from 1)."""
+    g = lambda name, default=None: st.session_state.get(f"q_{name}_{uid}", default)  # noqa: E731
+    kind = g("kind")
+    if kind == "choice":
+        options = [o.strip() for o in (g("options") or "").splitlines() if o.strip()]
+        right = [options.index(r) + 1 for r in g("right") or [] if r in options]
+        return {"kind": kind, "options": options, **({"right": right} if right else {})}
+    if kind == "sentences":
+        return {"kind": kind, "pick": int(g("pick") or step["view"].get("k", 3))}
+    if kind == "head":
+        right = [[int(g("layer")), int(g("head"))]] if g("has_right", True) else []
+        return {"kind": kind, "model": g("model") or "bert", **({"right": right} if right else {})}
+    out = {"kind": "number", "unit": g("unit") or "", "range": [float(g("low", 0.0)), float(g("high", 100.0))]}
+    if g("has_right", False):
+        out.update(answer=float(g("answer") or 0.0), tolerance=float(g("tolerance") or 0.0))
+    return out
+
+
+def save(steps: list[dict], i: int, uid: str, changed) -> None:
+    """The Save button's callback: the question checked as a lesson file's would be, kept or said."""
+    from ui.classroom.lessons import model_shapes
+
+    asked = (st.session_state.get(f"q_text_{uid}") or "").strip()
+    found = table(uid, steps[i])
+    wrong = [WORDS.get(k, m[:1].upper() + m[1:] + ".") for k, m in table_problems(found, model_shapes())]
+    if not asked:
+        wrong.insert(0, "Write the question itself.")
+    if wrong:
+        st.session_state[f"q_wrong_{uid}"] = wrong
+        return
+    st.session_state.pop(f"q_wrong_{uid}", None)
+    steps[i] = {**steps[i], "question": asked, "ask": from_toml(found).to_dict()}
+    changed()
+
+
+def remove(steps: list[dict], i: int, changed) -> None:
+    uid = steps[i]["uid"]
+    steps[i] = {k: v for k, v in steps[i].items() if k not in ("ask", "question")}
+    for key in [k for k in st.session_state if k.startswith("q_") and k.endswith(f"_{uid}")]:
+        del st.session_state[key]  # the editor starts again from no question
+    changed()
+
+
+def defaults(step: dict) -> dict:
+    """The editor's first values: the saved question's, else the model's answer where the step's
+    view gives it (the head it shows) and plain defaults."""
+    k = int(step["view"].get("k", 3))
+    layer, head = shown_head(step, "bert")
+    out = {"text": step.get("question") or "", "options": "", "right": [], "pick": k, "model": "bert",
+           "has_right": True, "layer": layer, "head": head, "low": 0.0, "high": 100.0, "unit": "",
+           "answer": 0.0, "tolerance": 0.0}
+    ask = Ask.from_dict(step["ask"]) if step.get("ask") else None
+    if ask is None:
+        return {**out, "kind": None}
+    out["kind"] = ask.kind
+    if ask.kind == "choice":
+        out.update(options="\n".join(ask.options), right=[ask.options[r] for r in ask.right])
+    elif ask.kind == "sentences":
+        out["pick"] = ask.pick or k
+    elif ask.kind == "head":
+        layer, head = (ask.right[0][0] + 1, ask.right[0][1] + 1) if ask.right else shown_head(step, ask.model)
+        out.update(model=ask.model, has_right=bool(ask.right), layer=layer, head=head)
+    else:
+        out.update(has_right=ask.answer is not None, answer=ask.answer or 0.0, tolerance=ask.tolerance, unit=ask.unit,
+                   low=ask.low, high=ask.high)
+    return out
+
+
+def editor(steps: list[dict], i: int, changed) -> None:
+    """The picked step's question: its kind, text and answer; Save checks it."""
+    step, uid = steps[i], steps[i]["uid"]
+    for name, value in defaults(step).items():  # (set once; the widgets below take no value of their own)
+        st.session_state.setdefault(f"q_{name}_{uid}", value)
+    with st.expander("Its question", icon=":material/quiz:"):  # (one label: a new one would close it)
+        if step.get("ask"):
+            st.caption(f"Saved: {markdown_text(step.get('question') or '')}")
+        kind = st.selectbox("Kind", KINDS, key=f"q_kind_{uid}", format_func=ASKS.get, placeholder="No question",
+                            help="Options: one or more right, or none (an opinion). Which sentences will the model "
+                                 "pick. Which head (a layer and a head). A number in a range.")
+        if kind is None:
+            return
+        st.text_input("Question", key=f"q_text_{uid}", max_chars=300)
+        if kind == "choice":
+            st.text_area("Options, one per line (2 to 6)", key=f"q_options_{uid}", height=110)
+            options = [o.strip() for o in (st.session_state.get(f"q_options_{uid}") or "").splitlines() if o.strip()]
+            st.session_state[f"q_right_{uid}"] = [r for r in st.session_state[f"q_right_{uid}"] if r in options]
+            st.multiselect("Right answers (none: an opinion)", options, key=f"q_right_{uid}")
+        elif kind == "sentences":
+            st.number_input("How many sentences", 1, 10, key=f"q_pick_{uid}")
+            st.caption("The right answer is the model's own summary, computed when the step is played.")
+        elif kind == "head":
+            st.radio("Of", list(MODELS), key=f"q_model_{uid}", format_func=lambda m: MODELS[m][:1].upper() + MODELS[m][1:],
+                     horizontal=True)
+            st.checkbox("It has a right answer", key=f"q_has_right_{uid}")
+            c = st.columns(2)
+            c[0].number_input("Layer", 1, 48, key=f"q_layer_{uid}",
+                              help="Filled in with the head this step shows: change it if the answer is another.")
+            c[1].number_input("Head", 1, 64, key=f"q_head_{uid}")
+        else:
+            c = st.columns(3)
+            c[0].number_input("Lowest", key=f"q_low_{uid}")
+            c[1].number_input("Highest", key=f"q_high_{uid}")
+            c[2].text_input("Unit", key=f"q_unit_{uid}", max_chars=12, placeholder="%")
+            if st.checkbox("It has a right answer", key=f"q_has_right_{uid}"):
+                c = st.columns(2)
+                c[0].number_input("Right answer", key=f"q_answer_{uid}")
+                c[1].number_input("Right within ±", 0.0, key=f"q_tolerance_{uid}")
+        st.button("Save the question", key=f"q_save_{uid}", type="primary", on_click=save,
+                  args=(steps, i, uid, changed), width="stretch")
+        if step.get("ask"):
+            st.button("Remove the question", key=f"q_remove_{uid}", on_click=remove, args=(steps, i, changed),
+                      width="stretch")
+        for problem in st.session_state.get(f"q_wrong_{uid}", []):
+            st.error(markdown_text(problem))
