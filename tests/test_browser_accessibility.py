@@ -439,7 +439,8 @@ def test_a_refused_upload_is_one_visible_announced_sentence_and_every_reason_is_
     big = tmp_path / "big.txt"
     big.write_text("word " * 420_000)  # 2.1 MB
     page = open_page(browser, server, "")
-    page.get_by_test_id("stSidebar").locator("input[type=file][accept*='.txt']").set_input_files(str(big))  # the document's
+    page.get_by_test_id("stSidebar").get_by_role("region", name="…or upload a .txt / .md file").locator(
+        "input[type=file]").set_input_files(str(big))  # the document's (the reference summary has one too)
     alert = page.get_by_test_id("stSidebar").get_by_role("alert").filter(has_text="1.0MB or smaller")
     alert.wait_for(timeout=30_000)
     box = alert.bounding_box()
