@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         modules[name].add_arguments(c)
     args = p.parse_args(argv)
     module = modules[args.command]
+    if args.command == "explain" and args.versus is not None:  # why I and not J: its own module answers
+        module = importlib.import_module("analysis.contrast")
     try:
         model = load_model(args) if getattr(module, "NEEDS_MODEL", True) else None
         result = module.cli(args, model)

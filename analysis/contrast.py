@@ -106,3 +106,13 @@ def verdict(c: dict) -> str:
         out += (f"; switching off {name} changes the gap most ({delta:+.2f})" if c["heads"][part]["ablation"] is not None
                 else f"; by the gradient estimate, {name} matters most to the gap")
     return out + "."
+
+
+def cli(args, summarizer: Summarizer) -> dict:
+    """``python -m analysis explain FILE --sentence I --versus J``."""
+    from model.__main__ import read_text
+
+    if not args.sentence or len(args.sentence) != 1:
+        raise ValueError("--versus J compares one --sentence I with sentence J")
+    return {"contrast": contrast(summarizer, read_text(args.file), args.sentence[0], args.versus, k=args.k,
+                                 block_trigram=args.block)}

@@ -498,13 +498,6 @@ def add_arguments(parser) -> None:
 def cli(args, summarizer: Summarizer) -> dict:
     from model.__main__ import read_text
 
-    text = read_text(args.file)
-    if args.versus is not None:
-        from analysis.contrast import contrast
-
-        if not args.sentence or len(args.sentence) != 1:
-            raise ValueError("--versus J compares one --sentence I with sentence J")
-        return {"contrast": contrast(summarizer, text, args.sentence[0], args.versus, k=args.k,
-                                     block_trigram=args.block)}
+    text = read_text(args.file)  # (with --versus, analysis.contrast.cli answers instead: python -m analysis)
     return explain(summarizer, text, k=args.k, block_trigram=args.block,
                    sentences="all" if args.all else args.sentence)
