@@ -5,7 +5,11 @@ window of its own that follows the audience's; present from a step, jump to a st
 title; stories saved before still open."""
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -194,7 +198,7 @@ def edit_question(at, fields: dict, ok: bool = True):
 
 
 @pytest.mark.slow
-def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(summarizer):
+def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(summarizer, tmp_path):
     """Issue 59's teacher: five views of an example in the Story panel, a question of each kind
     made in the editor (the head filled in from the view, sentences the model's own), a question
     the checker refuses said in the editor's words; the lesson file passes the checker and reopens
@@ -262,10 +266,25 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     at.radio(key="homework_reveal").set_value("after").run()
     button(at, "homework_assign").click().run()
     made = at.session_state["_homework_made"]
-    pupil = fresh({"homework": made["code"]})
-    pupil.pills[0].set_value([0, 1, 2]).run()
-    assert A.mine(store(), made["code"], A.step_id(pupil.session_state["class_step"]), pupil.session_state[H.SEAT]) \
-        == [0, 1, 2]
+    quick, slow = fresh({"homework": made["code"]}), fresh({"homework": made["code"]})  # two paces
+    quick.pills[0].set_value([0, 1, 2]).run()
+    button(quick, "lesson_next").click().run()
+    asked = f"answer_{A.step_id(quick.session_state['class_step'])}"  # the head question, a step ahead
+    quick.selectbox(key=f"{asked}_layer").set_value(0).run()
+    quick.selectbox(key=f"{asked}_head").set_value(1).run()
+    slow.pills[0].set_value([1, 2, 3]).run()
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), made["code"], A.asks_of(at.session_state["class_own_lessons"])))))
+    assert sorted(r["answer"] for r in rows) == ["layer 1, head 2", "sentences 1, 2, 3", "sentences 2, 3, 4"]
+
+    button(at, "story_export").click().run()  # exported: a handout, read back
+    exported = at.session_state[present.EXPORTS]
+    assert exported["html"].count("<section class='slide'") == 6 and "Answers, for the teacher" in exported["html"]
+    assert exported["pdf"] is not None or present.chromium() is None, exported["pdf_error"]
+    if exported["pdf"] is not None and shutil.which("pdftotext"):
+        (tmp_path / "lesson.pdf").write_bytes(exported["pdf"])
+        pages = [p for p in subprocess.run(["pdftotext", "-layout", str(tmp_path / "lesson.pdf"), "-"],
+                                           capture_output=True, text=True, check=True).stdout.split("\f") if p.strip()]
+        assert len(pages) == 6 and "Which 3 will it keep?" in pages[0] and "Step 3: Their neighbours" in pages[-1]
 
 
 def store():
