@@ -84,10 +84,18 @@ def test_speaker_notes_the_presenter_view_and_the_storys_title(summarizer):
     at.text_input(key="story_title").set_value("Our story").run()
     story = at.session_state["story_id"]
 
-    room = fresh({"story": story, "present": "1"})
+    key = at.session_state[present.NOTES_KEY]
+    room = fresh({"story": story, "present": "1"})  # the audience's link: no notes anywhere in its session
     shown = " ".join(h.proto.body for h in room.get("html"))
     assert "SPEAKER-ONLY" not in shown and "What the room reads" in shown and "Our story" in shown
-    desk = fresh({"story": story, "presenter": "1"})
+    assert not any(s["private"] for s in room.session_state[present.STEPS])
+    assert room.session_state[present.NOTES_KEY] is None  # its keys step it alone: they move no one's presentation
+    peek = fresh({"story": story, "presenter": "1"})  # the presenter view without the key: refused, said
+    assert present.PRESENTER not in peek.session_state and "SPEAKER-ONLY" not in str(
+        [s.get("private") for s in peek.session_state[present.STEPS]])
+    assert fresh({"story": story, "key": "0" * 24}).session_state[present.STEPS][0]["private"] == ""
+    button(at, "story_present_start").click().run()  # the maker presents: its presenter view follows
+    desk = fresh({"story": story, "presenter": "1", "key": key})
     said = " ".join(h.proto.body for h in desk.get("html")) + " ".join(m.value for m in desk.markdown)
     assert "SPEAKER-ONLY remember the lead" in said and "**Next:** Second" in said and not charts(desk)
     present.tell  # (the room steps with a key: the store says so, the presenter view follows)
@@ -98,6 +106,8 @@ def test_speaker_notes_the_presenter_view_and_the_storys_title(summarizer):
     desk.run()
     assert "SPEAKER-ONLY two" in " ".join(h.proto.body for h in desk.get("html"))
     assert shown_step(document_store(), story)[0] == 1
+    at.session_state[present.PRESENT] = None  # (Esc)
+    at.run()
 
     button(at, "story_export").click().run()  # the exports are the audience's: no speaker note in them
     made = at.session_state[present.EXPORTS]
@@ -129,7 +139,7 @@ def test_a_story_saved_before_titles_still_opens(store):
 
     store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", ("A" * 16, json.dumps(
         [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u"}]), "x", 0.0))
-    assert load_titled(store, "A" * 16) == ("Old", [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u"}])
+    assert load_titled(store, "A" * 16) == ("Old", [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u", "private": ""}])
 
 
 @pytest.mark.slow

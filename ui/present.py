@@ -37,6 +37,7 @@ MADE = "_story_slides"  # the slides this session was shown or made: view key â†
 EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
 STEPS = "story_steps"  # the story's steps (ui.story)
 TITLE = "story_title"  # the story's title (ui.story)
+NOTES_KEY = "story_notes_key"  # this session holds the story's key (ui.stories.notes_key): its notes, its presenter
 PRESENTER = "_story_presenter"  # this session is the presenter view of the story it opened (?presenter=1)
 
 GONE = ("This step's document is no longer on this server (it keeps the 2,000 documents summarized most "
@@ -102,7 +103,7 @@ def active() -> bool:
 def start(n: int = 0, export: bool = False) -> None:
     st.session_state[PRESENT], st.session_state[EXPORT] = n, export
     st.session_state.pop(APPLIED, None)
-    if not export and st.session_state.get("story_id"):  # the presenter view follows from the store
+    if not export and linked():  # the presenter view follows from the store
         from ui.stories import start_presenting
 
         shared(start_presenting, document_store(), st.session_state["story_id"], n)
@@ -242,6 +243,13 @@ def goto(name: str, n: int, total: int) -> int | None:
     return None if to is None else max(0, min(total - 1, to))
 
 
+def linked() -> bool:
+    """Whether this window's presentation is the presenter's, tied to its presenter view through
+    the store: only a session holding the story's key (its maker, or its key's link). A window
+    opened from the audience's link steps alone: it neither moves nor follows the presenter's."""
+    return bool(st.session_state.get("story_id") and st.session_state.get(NOTES_KEY))
+
+
 SEEN = "_present_seen"  # when the presentation's step last moved, as this window knows it
 
 
@@ -250,7 +258,7 @@ def tell(n: int) -> None:
     import time
 
     st.session_state[SEEN] = time.time()
-    if st.session_state.get("story_id"):
+    if linked():
         from ui.stories import show_step
 
         shared(show_step, document_store(), st.session_state["story_id"], n)
@@ -262,7 +270,7 @@ def follow_store() -> None:
     from ui.stories import shown_step
 
     story = st.session_state.get("story_id")
-    found = shared(shown_step, document_store(), story) if story else None
+    found = shared(shown_step, document_store(), story) if linked() else None
     if found is None:
         return
     n, _, moved = found

@@ -78,17 +78,26 @@ def load(store, story: str) -> list[dict]:
     return load_titled(store, story)[1]
 
 
-def load_titled(store, story: str) -> tuple[str, list[dict]]:
-    """A story's title and steps (a story saved before titles: its first step's title), or BadStory."""
+def notes_key(store, story: str) -> str:
+    """The key that opens ``story`` with its private notes (a keyed hash of its id under this
+    server's secret): in its maker's links (``&key=``) only, never in the audience's."""
+    return hmac.new(store.secret("story_notes").encode(), story.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+def load_titled(store, story: str, key: str = "") -> tuple[str, list[dict]]:
+    """A story's title and steps (a story saved before titles: its first step's title), or BadStory.
+    Its private notes only with its ``key`` (``notes_key``): the audience's link leaves them out."""
     if not ID.fullmatch(story or ""):
         raise BadStory("That story link is not one this app makes (its id is 16 letters, digits, - or _).")
     rows = store.run("SELECT steps FROM stories WHERE id = ?", (story,), True)
     if not rows:
         raise BadStory("There is no story with that link on this server.")
     saved = json.loads(rows[0][0])
-    if isinstance(saved, list):
-        return (saved[0]["title"] if saved else ""), saved
-    return saved.get("title", ""), saved.get("steps", [])
+    title, steps = ((saved[0]["title"] if saved else ""), saved) if isinstance(saved, list) else \
+        (saved.get("title", ""), saved.get("steps", []))
+    if not (key and hmac.compare_digest(str(key).encode(), notes_key(store, story).encode())):
+        steps = [{**s, "private": ""} for s in steps]
+    return title, steps
 
 
 def show_step(store, story: str, n: int) -> None:

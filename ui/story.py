@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import present
 from ui.errors import shared
-from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load_titled, moved, save
+from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load_titled, moved, notes_key, save
 from viz.common import markdown_text
 
 STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE
@@ -27,8 +27,9 @@ def read_link(store) -> None:
     story = st.query_params.get("story")
     if not story:
         return
+    key = st.query_params.get("key") or ""
     try:
-        found = shared(load_titled, store, story)
+        found = shared(load_titled, store, story, key)
     except BadStory as e:
         st.session_state[NOTICE] = str(e)
         return
@@ -36,8 +37,13 @@ def read_link(store) -> None:
         st.session_state[READ] = False
         return
     title, steps = found
-    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True, TITLE: title})
-    if st.query_params.get("presenter") == "1" and steps:  # the presenter view, in a window of its own
+    mine = bool(key) and key == shared(notes_key, store, story)  # its maker's link: the notes, the presenter view
+    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True, TITLE: title,
+                             present.NOTES_KEY: key if mine else None})
+    if st.query_params.get("presenter") == "1" and steps and not mine:
+        st.session_state[NOTICE] = ("The presenter view opens from its maker's presenter link (it carries the story's "
+                                    "key): this is the audience's link.")
+    elif st.query_params.get("presenter") == "1" and steps:  # the presenter view, in a window of its own
         st.session_state[present.PRESENTER] = True
     elif st.query_params.get("present") == "1" and steps:
         present.start(0)
@@ -114,10 +120,13 @@ def persist(store) -> None:
         st.session_state[DIRTY] = True
         return
     st.session_state[ID], st.session_state[OWNER] = saved
+    key = st.session_state[present.NOTES_KEY] = shared(notes_key, store, saved[0])  # its maker holds its key
     if before and before != saved[0]:
         st.session_state[NOTICE] = ("Saved as your own copy, with a new link: the story you opened stays as it was.")
     if st.query_params.get("story") not in (None, saved[0]):  # the address bar names the story being edited
         st.query_params["story"] = saved[0]
+        if "key" in st.query_params and key:
+            st.query_params["key"] = key
 
 
 def panel(store, page: str, title: str, url: str):
@@ -164,7 +173,8 @@ def panel(store, page: str, title: str, url: str):
     c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
     st.button("Remove this step", key="story_remove", on_click=remove, args=(i,), width="stretch")
     if st.session_state.get(ID):
-        st.caption("The story's link (it opens on any machine that runs this server):")
+        st.caption("The story's link, for the audience (it opens on any machine that runs this server; your private "
+                   "notes stay out):")
         st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
     st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
               on_click=present.start,
@@ -172,11 +182,13 @@ def panel(store, page: str, title: str, url: str):
                    "jump, F for full screen, Esc to leave.")
     st.button(f"Present from step {i + 1}", key="story_present_here", icon=":material/start:", width="stretch",
               on_click=present.start, args=(i,))
-    if st.session_state.get(ID):
+    if st.session_state.get(ID) and st.session_state.get(present.NOTES_KEY):
+        base, key = f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", st.session_state[present.NOTES_KEY]
         st.caption("The presenter view (your notes, the next step, the time) opens in a window of its own, beside "
-                   "the audience's, and follows it:")
-        st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}&presenter=1", language=None,
-                wrap_lines=True)
+                   "the audience's, and follows it (keep this link to yourself: it opens your notes):")
+        st.code(f"{base}&key={key}&presenter=1", language=None, wrap_lines=True)
+        st.caption("Your link, with your notes, to edit or present it elsewhere:")
+        st.code(f"{base}&key={key}", language=None, wrap_lines=True)
     exports(store, steps)
     return charts
 
