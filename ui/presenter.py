@@ -1,6 +1,6 @@
 """The presenter view of a story (issue 59), in a window of its own beside the audience's
-(``?story=ID&key=KEY&presenter=1``, the key: ui.stories.notes_key): the step the audience sees, the presenter's private note for it, the
-next step and the time since the start; both windows follow each other through the store
+(``?story=ID&key=KEY&presenter=1``, the key: ui.stories.notes_key): the step the audience sees,
+the presenter's private note for it, the next step and the time since the start; both windows follow each other through the store
 (ui.stories.show_step: whoever steps, with ←/→ or a number and Enter, moves both)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ui.present import CSS, STEPS, _keys, goto
 
 
 def presenter(store) -> None:
-    """The presenter view, in a window of its own (``?story=ID&key=KEY&presenter=1``, the key: ui.stories.notes_key): the step the audience
+    """The presenter view, in a window of its own (``?story=ID&key=KEY&presenter=1``): the step the audience
     sees now (its title), the presenter's private note for it, the next step, and the time since the
     presentation started; it follows the audience's window through the store every second, and its
     own keys (←/→, a number and Enter) move both."""
