@@ -1,7 +1,8 @@
 """The presenter view of a story (issue 59), in a window of its own beside the audience's
 (``?story=ID&key=KEY&presenter=1``, the key: ui.stories.notes_key): the step the audience sees,
-the presenter's private note for it, the next step and the time since the start; both windows follow each other through the store
-(ui.stories.show_step: whoever steps, with ←/→ or a number and Enter, moves both)."""
+the presenter's private note for it, the next step and the time since the start; both windows
+follow each other through the store (ui.stories.show_step: whoever steps, with ←/→ or a number
+and Enter, moves both)."""
 from __future__ import annotations
 
 import html
