@@ -84,10 +84,11 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
     while not (picked.count() and picked.input_value() == f"5. {STEPS[-1][1]}"):  # the last one added, picked
         assert time.time() < deadline, picked.input_value() if picked.count() else "no Step picker"
         time.sleep(0.2)
-    link = side.get_by_test_id("stCode").filter(has_text="?story=").inner_text()
+    link = side.get_by_test_id("stCode").filter(has_text="?story=").first.inner_text().strip()  # the audience's
+    assert "key=" not in link and "presenter" not in link, link  # it opens neither the notes nor the presenter view
 
     t0 = time.perf_counter()
-    side.get_by_role("button", name="Present").click()
+    side.get_by_role("button", name="Present", exact=True).click()
     first = slide(page, 1) - t0
     assert not side.is_visible() and not page.get_by_role("button", name="Summarize").is_visible()  # no controls
     serious = [(v["id"], v["where"]) for v in axe(page) if v["impact"] in ("critical", "serious")]
