@@ -84,6 +84,7 @@ if st.session_state.get(present.PRESENTER):  # the presenter view of a story (an
     presenter.presenter(document_store())
     st.stop()
 shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
+shared(homework.left_the_step, document_store(), pg)  # homework: another page makes an open answer final
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
 with st.sidebar:

@@ -101,3 +101,25 @@ def test_a_homework_code_is_no_class_and_a_made_up_one_is_one_sentence(summarize
     assert C.JOINED not in as_class.session_state and any("is homework" in w.value for w in as_class.warning)
     unknown = fresh({"homework": "ZZZZZZ"})
     assert not unknown.exception and any("does not exist" in w.value for w in unknown.warning)
+
+
+def test_another_page_while_a_question_is_open_makes_the_answer_final(summarizer):
+    """Hidden means hidden in homework too: the other pages show the model's choice, so opening one
+    while a question is open keeps the answer as it was (as leaving to explore does in a class)."""
+    code, _ = assigned("due")
+    student = fresh({"homework": code})
+    assert any("makes your answer to it final" in c.value for c in student.caption)  # said before it happens
+    student.pills[0].set_value([0, 1, 2]).run()
+    step0, seat = A.step_id(student.session_state[C.STEP]), student.session_state[H.SEAT]
+    assert not A.left(store(), code, step0, seat)
+    student.switch_page("pages/sentence_encoder.py").run()  # its scores and stars would give the answer away
+    assert not student.exception and A.left(store(), code, step0, seat)
+    student.switch_page("pages/summary.py").run()  # back: the answer stands, and says why
+    assert student.pills[0].disabled and student.pills[0].value == [0, 1, 2]
+    assert any("Your answer is final" in c.value for c in student.caption)
+    assert "The model's answer" not in " ".join(m.value for m in student.markdown)  # still hidden until the deadline
+    assert A.mine(store(), code, step0, seat) == [0, 1, 2]
+    other = fresh({"homework": code})  # a student who stays on the step's page keeps answering
+    other.pills[0].set_value([3, 5, 26]).run()
+    other.pills[0].set_value([3, 5, 27]).run()
+    assert not A.left(store(), code, step0, other.session_state[H.SEAT]) and not other.pills[0].disabled

@@ -109,6 +109,19 @@ def open_from_url(store, examples: dict) -> None:
     go_to_step(all_lessons()[found["lesson"]], 0, examples)
 
 
+def left_the_step(store, page) -> None:
+    """A homework student on another page than an open question's: every other page shows the
+    model's choice, so their answer to it is final now, as a class student's who leaves to explore."""
+    code, seat, s = st.session_state.get(CODE), st.session_state.get(SEAT), st.session_state.get(S.STEP)
+    if not (code and seat and s and s.get("ask") and not s.get("revealed")) or st.session_state.get(S.PENDING):
+        return
+    from ui.classroom.steps import all_lessons
+
+    lesson = all_lessons().get(s.get("lesson"))
+    if lesson is not None and lesson.steps[s["step"]].page != page.url_path:
+        leave(store, code, step_id(s), seat)
+
+
 def seat_cookie(code: str) -> str:
     return f"microscope_homework_{code}"
 
@@ -123,6 +136,11 @@ def panel(store) -> None:
     st.caption(f":material/assignment: Homework **{code}** · due {when(found['due'])}"
                + (" · the answers' results" if st.session_state.get(RESULTS) else ""))
     seat = st.session_state.get(SEAT)
+    s = st.session_state.get(S.STEP)
+    if seat and s and s.get("ask") and not s.get("revealed") and not shared(left, store, code, step_id(s), seat,
+                                                                            default=True):
+        st.caption(":material/lock: Opening another page while this step's question is open makes your answer to "
+                   "it final: the other pages show the model's choice.")
     if seat:
         if st.query_params.get("homework") != code:
             st.query_params["homework"] = code
@@ -190,6 +208,11 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
         yours(ask, stored, trace)
         if due:
             results(ask, [r[1] for r in shared(of_step, store, code, sid, default=[]) or []], trace, f"answers_{sid}")
+        return
+    if locked:  # another page was opened while the question was open: what was saved stands
+        st.caption(f":material/lock: Your answer is final ({markdown_text(described(ask, stored)) if stored is not None else 'none'}"
+                   f"): another page was opened while this question was open. The model's answer is shown after "
+                   f"the deadline, {when(found['due'])}.")
         return
     if stored is None:
         st.caption(f"Not answered yet. Due {when(found['due'])}.")
