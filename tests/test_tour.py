@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_lesson_as_a_story_and_back_is_the_same_lesson(name):
     lesson = lessons()[name]
     steps = story_steps(lesson, "bertsumext-minilm.safetensors")
-    text = lesson_toml(lesson.title, steps, document=lesson.document)
+    text = lesson_toml(lesson.title, steps, {lesson.document: {"document": lesson.document}})
     assert problems(text) == []  # what python -m ui.classroom.check says
     back = parse(text, name)
     assert (back.title, back.document, back.k) == (lesson.title, lesson.document, lesson.k)
@@ -32,16 +32,30 @@ def test_a_lesson_as_a_story_and_back_is_the_same_lesson(name):
         [(s.page, s.view, s.text, s.question, s.ask) for s in lesson.steps]
 
 
-def test_a_pasted_document_goes_in_the_lesson_file_and_two_documents_are_one_sentence():
-    steps = story_steps(lessons()["which_sentences_and_why"], doc="id:0123456789abcdef")
+def test_a_pasted_document_goes_in_the_lesson_file_and_a_step_may_have_its_own():
     pasted = 'My own "article".\nIts second line, with a \\ backslash and émoji 🙂.'
+    lesson = lessons()["which_sentences_and_why"]
+    steps = story_steps(lesson)
     steps = [dict(s, view=dict(s["view"], doc="id:0123456789abcdef")) for s in steps]
-    text = lesson_toml("Mine", steps, text=pasted)
+    text = lesson_toml("Mine", steps, {"id:0123456789abcdef": {"document_text": pasted}})
     assert problems(text) == [] and parse(text, "mine").text == pasted and parse(text, "mine").document == ""
+    # step 2 on another document (a shipped example): the file names it in that step only
     steps[1]["view"] = dict(steps[1]["view"], doc="id:fedcba9876543210")
-    with pytest.raises(ValueError, match="the same one"):
-        lesson_toml("x", steps, text=pasted)
+    documents = {"id:0123456789abcdef": {"document_text": pasted}, "id:fedcba9876543210": {"document": lesson.document}}
+    text = lesson_toml("Two", steps, documents)
+    back = parse(text, "two")
+    assert problems(text) == [] and back.text == pasted
+    assert [back.document_of(n) for n in range(3)] == [("", pasted), (lesson.document, ""), ("", pasted)]
+    again = story_steps(back, ids={pasted: "id:0123456789abcdef"})  # and as a story again: the same documents
+    assert [s["view"]["doc"] for s in again[:3]] == ["id:0123456789abcdef", lesson.document, "id:0123456789abcdef"]
+    with pytest.raises(ValueError, match="step 2 is no longer on this server"):
+        lesson_toml("x", steps, {"id:0123456789abcdef": {"document_text": pasted}})
     assert problems('title = "t"\nk = 3\n[[steps]]\ntext = "x"\n')[0][1].startswith("the lesson needs a document")
+    both = 'title = "t"\ndocument_text = "A b."\n[[steps]]\ntext = "x"\ndocument = "nope"\ndocument_text = "c"\n'
+    assert problems(both) == [(5, "step 1: a document (an example's name) or a document_text (the document itself), "
+                                  "not both")]
+    unknown = 'title = "t"\ndocument_text = "A b."\n[[steps]]\ntext = "x"\ndocument = "nope"\n'
+    assert problems(unknown)[0][0] == 5 and "'nope' is not one of the examples" in problems(unknown)[0][1]
 
 
 def test_keys_that_jump():

@@ -219,3 +219,44 @@ def test_a_class_version_moves_once_per_step_of_the_teacher(summarizer):
         v = C.version(store(), code)
         button(teacher, "lesson_next").click().run()
         assert C.version(store(), code) == v + 1, teacher.session_state[C.STEP]["step"]
+
+
+def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarizer):
+    """A lesson is not one document (issue 59): a step names its own (an example, or the text
+    itself); the teacher's Next opens it, the class follows, and it is computed ahead too."""
+    import time
+
+    from ui import resources
+    from ui.classroom.lessons import parse, problems
+    from ui.classroom.steps import OWN, OWN_TEXT
+    from ui.runs import peek
+    from ui.widgets import examples
+
+    other = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
+    text = ('title = "Two articles"\ndocument = "bbc_call_centres"\nk = 3\n\n[[steps]]\npage = ""\ntext = "One."\n\n'
+            '[[steps]]\npage = "why"\ntext = "Another article."\ndocument = "bbc_insurance_bosses"\n')
+    lesson = parse(text, "own_two")
+    assert problems(text) == [] and lesson.document_of(1) == ("bbc_insurance_bosses", "")
+    for cache in (resources.result_cache, resources.trace_cache):
+        cache.clear()
+    teacher = new_app()
+    teacher.session_state[OWN], teacher.session_state[OWN_TEXT] = {"own_two": lesson}, {"own_two": text}
+    teacher.run()
+    teacher.selectbox(key="class_lesson").set_value("own_two").run()
+    first = teacher.session_state["document"]
+    assert first == next(p for p in examples().values() if p.stem == "bbc_call_centres").read_text(encoding="utf-8")
+    button(teacher, "class_start").click().run()
+    code = teacher.session_state[C.TEACHING]
+    params = {**teacher.session_state["params"], "text": other}
+    deadline = time.time() + 120
+    while peek("explanation", params, None) is None:  # step 2's document, computed before the teacher gets there
+        assert time.time() < deadline, "step 2's own document was not computed ahead"
+        time.sleep(0.5)
+    student = fresh({"class": code})
+    assert student.session_state["document"] == first
+    button(teacher, "lesson_next").click().run()
+    assert teacher.session_state["document"] == other and teacher.session_state["params"]["text"] == other
+    student.session_state[C.MOVED] = True  # what the browser's poll of the class's file sends (no JS in AppTest)
+    student.run()
+    assert not student.exception and student.session_state["document"] == other  # the class follows
+    assert student.title[0].value.startswith("Why")

@@ -203,16 +203,18 @@ def chart_picker(slot, drawn: dict[str, str]) -> None:
 
 
 def lesson_text(store, steps: list[dict]) -> str:
-    """The story as a lesson file's TOML (ValueError: why it cannot be one): a shipped example by
-    its name (also when its text was pasted), any other document written into the file."""
+    """The story as a lesson file's TOML (ValueError: why it cannot be one): each step's document,
+    a shipped example by its name (also when its text was pasted), any other written into the file."""
     from ui.tour import lesson_toml
     from ui.widgets import example_text, examples
 
-    docs = {s["view"].get("doc") for s in steps}
-    doc = next(iter(docs)) if len(docs) == 1 else None
-    text = shared(present.document_of, store, {"doc": doc}) if isinstance(doc, str) and doc else None
-    stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
-    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, document=stem, text=text)
+    documents = {}
+    for doc in {s["view"].get("doc") for s in steps}:
+        text = shared(present.document_of, store, {"doc": doc}) if isinstance(doc, str) and doc else None
+        stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
+        if stem or text:
+            documents[doc] = {"document": stem} if stem else {"document_text": text}
+    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, documents)
 
 
 def lesson_file(store, steps: list[dict]) -> None:
@@ -261,13 +263,12 @@ def open_lesson(name: str) -> None:
     from ui.classroom.steps import all_lessons
     from ui.tour import story_steps
 
-    lesson = all_lessons()[name]
-    doc = None
-    if lesson.text:  # a lesson that carries its document: kept in the store, as a pasted one is
-        from ui.link import kept_id
+    from ui.link import kept_id
 
-        doc = shared(kept_id, lesson.text)
-    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), doc), ID: None, OWNER: None,
+    lesson = all_lessons()[name]
+    texts = {lesson.text, *(s.document_text for s in lesson.steps)} - {""}  # documents the lesson carries
+    ids = {t: shared(kept_id, t) for t in texts}  # kept in the store, as a pasted one is
+    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), ids), ID: None, OWNER: None,
                              TITLE: lesson.title, "story_pick": 0})
     changed()  # saved like any story: its own link, and the presenter view's
     st.session_state[NOTICE] = f"The lesson \u201c{lesson.title}\u201d is open as a story: edit, present or export it."

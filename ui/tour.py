@@ -5,9 +5,9 @@ story downloads as a lesson file that ``ui.classroom.check`` accepts. A step kee
 
 A story step is {"title", "note" (the audience's text), "private" (the presenter's note), "view",
 "uid", and optionally "question" (its text) and "ask" (ui.classroom.questions.Ask.to_dict())}; a
-lesson step has a page, a view (ui.view), a text, a question and optionally an answer table. The
-mapping: the step's text is the note; the lesson's document is the view's document (an example's
-file name)."""
+lesson step has a page, a view (ui.view), a text, a question and optionally an answer table and a
+document of its own. The mapping: the step's text is the note; the step's document (its own, else
+the lesson's) is the view's document (an example's file name, or the store's id of its text)."""
 from __future__ import annotations
 
 import secrets
@@ -17,13 +17,14 @@ from ui.classroom.lessons import Lesson
 from ui.classroom.questions import Ask
 
 
-def story_steps(lesson: Lesson, weights: str | None = None, doc: str | None = None) -> list[dict]:
-    """A lesson's steps as a story's (its document: the example's file name, read as a link's, or
-    ``doc``: the id under which the store keeps a lesson's own document_text)."""
+def story_steps(lesson: Lesson, weights: str | None = None, ids: dict[str, str] | None = None) -> list[dict]:
+    """A lesson's steps as a story's. A step's document (its own, else the lesson's): an example's
+    file name, read as a link's, or a document_text by ``ids[text]``, the id under which the store
+    keeps it."""
     out = []
     for n, s in enumerate(lesson.steps):
-        note = s.text
-        view = {"page": s.page, "doc": lesson.document or doc, "k": lesson.k, "tb": True, "w": weights, "win": 0,
+        note, (stem, text) = s.text, lesson.document_of(n)
+        view = {"page": s.page, "doc": stem or (ids or {}).get(text), "k": lesson.k, "tb": True, "w": weights, "win": 0,
                 "pickers": dict(s.view), "chart": None}
         out.append({"title": f"{lesson.title}: step {n + 1}", "note": note, "private": "", "view": view,
                     "uid": secrets.token_hex(6), **({"question": s.question} if s.question else {}),
@@ -60,24 +61,26 @@ def answer_table(ask: dict) -> dict:
             "unit": a.unit, "range": [a.low, a.high]}
 
 
-def lesson_toml(title: str, steps: list[dict], document: str | None = None, text: str | None = None) -> str:
-    """Story steps as a lesson file, or ValueError with one sentence. A lesson plays one document
-    and one k: ``document`` names it when it is a shipped example (its file stem), else ``text`` is
-    the document itself (document_text)."""
-    docs = {s["view"].get("doc") for s in steps}
+def lesson_toml(title: str, steps: list[dict], documents: dict) -> str:
+    """Story steps as a lesson file, or ValueError with one sentence. ``documents``: each step's
+    view "doc" → {"document": a shipped example's file stem} or {"document_text": the document
+    itself}. The first step's document is the lesson's; a step on another one names its own. A
+    lesson has one summary length k."""
     ks = {s["view"].get("k", 3) for s in steps}
-    if len(docs) != 1:
-        raise ValueError("A lesson plays one document: every step of this story must show the same one.")
     if len(ks) != 1:
         raise ValueError("A lesson file has one summary length k: every step must use the same k.")
-    if not document and not text:
-        raise ValueError("This story's document is no longer on this server: it cannot go in a lesson file.")
-    lines = [f"title = {_quoted(title or 'A lesson')}",
-             f"document = {_quoted(document)}" if document else f"document_text = {_quoted(text)}", f"k = {ks.pop()}"]
+    gone = [n + 1 for n, s in enumerate(steps) if not documents.get(s["view"].get("doc"))]
+    if gone:
+        raise ValueError(f"The document of step {gone[0]} is no longer on this server: it cannot go in a lesson file.")
+    first = documents[steps[0]["view"].get("doc")]
+    lines = [f"title = {_quoted(title or 'A lesson')}", *(f"{k} = {_quoted(v)}" for k, v in first.items()),
+             f"k = {ks.pop()}"]
     for s in steps:
-        text, question = s["note"], s.get("question") or ""
+        text, question, own = s["note"], s.get("question") or "", documents[s["view"].get("doc")]
         lines += ["", "[[steps]]", f"page = {_quoted(s['view'].get('page', ''))}",
                   f"text = {_quoted(text.strip() or s['title'] or '…')}"]
+        if own != first:  # a step on a document of its own
+            lines += [f"{k} = {_quoted(v)}" for k, v in own.items()]
         if question or s.get("ask"):
             lines.append(f"question = {_quoted(question.strip() or s['title'] or 'What do you see?')}")
         if s.get("ask"):

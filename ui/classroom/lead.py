@@ -288,12 +288,14 @@ def resume_from_cookie(store) -> None:
 
 def warm_lesson(code: str) -> None:
     """The lesson this class plays, every step's results computed ahead in the background (once)."""
-    from ui.classroom.steps import all_lessons
+    from ui.classroom.steps import all_lessons, step_document
     from ui.classroom.warm import start as warm
+    from ui.widgets import examples
 
     lesson = all_lessons().get((st.session_state.get(STEP) or {}).get("lesson"))
     if lesson is not None and state.params() is not None:
-        warm(code, lesson, dict(state.params()))
+        found = examples()
+        warm(code, lesson, dict(state.params()), [step_document(lesson, n, found) for n in range(len(lesson.steps))])
 
 
 def keep_own_lesson(store, code: str) -> None:

@@ -1,6 +1,7 @@
-"""Lessons: TOML files in lessons/ (title, document (an example) or document_text, k, [[steps]] with a page, a view, a text, a
-question and, for a question that takes answers, [steps.answer]), stepped alone or for a class
-(ui.classroom.steps). No Streamlit. docs/classes.md describes the format; ``problems`` says what
+"""Lessons: TOML files in lessons/ (title, document (an example) or document_text, k, [[steps]]
+with a page, a view, a text, a question, optionally a document of its own (document or
+document_text), and, for a question that takes answers, [steps.answer]), stepped alone or for a
+class (ui.classroom.steps). No Streamlit. docs/classes.md describes the format; ``problems`` says what
 is wrong with a file (also from the command line: ui/classroom/check.py)."""
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class Step:
     text: str          # what to look at
     question: str
     ask: Ask | None = None  # what answer the question takes (None: a question to think or talk about)
+    document: str = ""       # the step's own document (an example's file stem), or
+    document_text: str = ""  # … the document itself; neither: the lesson's
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,20 @@ class Lesson:
     steps: tuple[Step, ...]
     text: str = ""     # the document itself (document_text: a pasted document, made in the app)
 
+    def document_of(self, n: int) -> tuple[str, str]:
+        """Step ``n``'s document: (an example's file stem, "") or ("", the text itself); a step
+        without one of its own plays the lesson's."""
+        s = self.steps[n]
+        return (s.document, s.document_text) if s.document or s.document_text else (self.document, self.text)
+
 
 def parse(text: str, name: str) -> Lesson:
     """A lesson from its TOML text (checked first: ``problems``); its views through ui.view (numbers
     from 1); its texts without images."""
     d = tomllib.loads(text)
     steps = tuple(Step(s.get("page", ""), V.from_toml(s.get("view", {}))[0], text_only(s["text"]),
-                       text_only(s.get("question", "")), from_toml(s["answer"]) if "answer" in s else None)
+                       text_only(s.get("question", "")), from_toml(s["answer"]) if "answer" in s else None,
+                       s.get("document", ""), s.get("document_text", ""))
                   for s in d["steps"])
     return Lesson(name, text_only(d["title"]), d.get("document", ""), int(d.get("k", 3)), steps,
                   d.get("document_text", ""))
@@ -116,17 +126,26 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
                 return i
         return start if n is not None else 0
 
+    def document_problems(t: dict, n: int | None = None) -> list[tuple[int, str]]:
+        """The lesson's document (a step's own, when ``n`` is given: optional)."""
+        where = "" if n is None else f"step {n + 1}: "
+        if "document" in t and "document_text" in t:
+            return [(line_of("document", n), where + "a document (an example's name) or a document_text (the document "
+                                                     "itself), not both")]
+        if "document" not in t and "document_text" not in t:
+            return [] if n is not None else [(0, "the lesson needs a document (an example's name) or a document_text "
+                                                 "(the document itself)")]
+        if "document_text" in t and (not isinstance(t["document_text"], str) or not t["document_text"].strip()):
+            return [(line_of("document_text", n), where + "document_text must be the document itself (a text)")]
+        if "document" in t and (not isinstance(t["document"], str) or t["document"] not in documents()):
+            return [(line_of("document", n), where + f"document {t['document']!r} is not one of the examples "
+                                                     f"({', '.join(sorted(documents()))})")]
+        return []
+
     out = []
     if not isinstance(d.get("title"), str) or not d["title"].strip():
         out.append((line_of("title"), "the lesson needs a title (a text)"))
-    if ("document" in d) == ("document_text" in d):
-        out.append((line_of("document"), "the lesson needs a document (an example's name) or a document_text (the "
-                                         "document itself), one of the two"))
-    elif "document_text" in d and (not isinstance(d["document_text"], str) or not d["document_text"].strip()):
-        out.append((line_of("document_text"), "document_text must be the document itself (a text)"))
-    elif "document" in d and (not isinstance(d["document"], str) or d["document"] not in documents()):
-        out.append((line_of("document"), f"document {d['document']!r} is not one of the examples "
-                                         f"({', '.join(sorted(documents()))})"))
+    out += document_problems(d)
     if not isinstance(d.get("k", 3), int) or not 1 <= d.get("k", 3) <= 10:
         out.append((line_of("k"), "k must be a whole number from 1 to 10"))
     steps = d.get("steps")
@@ -145,7 +164,8 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
             out += [(line_of(key, n, "view"), where + problem) for key, problem in wrong + V.beyond(pickers, shapes)]
         elif "view" in s:
             out.append((line_of("view", n), where + "view must be a table: [steps.view]"))
-        unknown = set(s) - {"page", "text", "question", "view", "answer"}
+        out += document_problems(s, n)
+        unknown = set(s) - {"page", "text", "question", "view", "answer", "document", "document_text"}
         out += [(line_of(k, n), where + f"unknown key {k!r}") for k in sorted(unknown)]
         if "answer" not in s:
             continue

@@ -127,13 +127,20 @@ def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:
     """A lesson button's callback: the step's page, view and (if not shown yet) document, taken at
     the top of the next run (``apply_pending``)."""
     s = lesson.steps[n]
-    doc = next((p for p in examples.values() if p.stem == lesson.document), None)
-    text = doc.read_text(encoding="utf-8") if doc is not None else (lesson.text or None)
+    text = step_document(lesson, n, examples)
     st.session_state[PENDING] = {
         "page": s.page, "pickers": s.view, "text": text, "k": lesson.k, "tb": True, "w": None,
         "lesson": {"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
                    "question": s.question, "title": lesson.title, "ask": s.ask.to_dict() if s.ask else None,
                    "revealed": False}}
+
+
+def step_document(lesson: Lesson, n: int, examples: dict) -> str | None:
+    """The text of step ``n``'s document (its own, else the lesson's); None: an example this server
+    does not have."""
+    stem, text = lesson.document_of(n)
+    doc = next((p for p in examples.values() if p.stem == stem), None) if stem else None
+    return doc.read_text(encoding="utf-8") if doc is not None else (text or None)
 
 
 def choice_hidden() -> bool:

@@ -28,18 +28,20 @@ def results_for(page: str, view: dict) -> tuple[str, ...]:
     return ()
 
 
-def warm(lesson: Lesson, params: dict) -> list[tuple[int, str]]:
-    """Compute every step's results in lesson order (``params``: the class's Summarize settings);
-    → what was computed, (step, result)."""
+def warm(lesson: Lesson, class_params: dict, texts: list[str | None] | None = None) -> list[tuple[int, str]]:
+    """Compute every step's results in lesson order (``class_params``: the class's Summarize
+    settings; ``texts``: each step's document, None: the class's); → what was computed, (step, result)."""
     from analysis import heads as AH
     from ui.resources import get_model, model_slots
     from ui.runs import cached, run_trace, trace_key
 
-    model = get_model(params["weights"], params["device"])
-    text, k, block = params["text"], params["k"], params["block_trigram"]
-    trace = run_trace(text, k, block, params["weights"], params["device"])
+    model = get_model(class_params["weights"], class_params["device"])
+    k, block = class_params["k"], class_params["block_trigram"]
     done = []
     for n, step in enumerate(lesson.steps):
+        text = (texts[n] if texts else None) or class_params["text"]  # a step may play a document of its own
+        params = {**class_params, "text": text}
+        trace = run_trace(text, k, block, params["weights"], params["device"])
         for what in results_for(step.page, step.view):
             if what == "explanation":
                 from analysis.explain import explain
@@ -63,7 +65,7 @@ def warm(lesson: Lesson, params: dict) -> list[tuple[int, str]]:
     return done
 
 
-def start(code: str, lesson: Lesson, params: dict) -> bool:
+def start(code: str, lesson: Lesson, params: dict, texts: list[str | None] | None = None) -> bool:
     """Warm ``lesson`` for the class ``code`` in a background thread (once per class, lesson and
     document in this process); → whether a thread was started."""
     key = (code, lesson.name, params["text"], params["k"], params["block_trigram"], params["weights"])
@@ -74,7 +76,7 @@ def start(code: str, lesson: Lesson, params: dict) -> bool:
 
     def run():
         try:
-            warm(lesson, params)
+            warm(lesson, params, texts)
         except Exception:  # noqa: BLE001  a step that fails here is computed (and said) on its page
             logging.getLogger("microscope").exception("class %s: warming lesson %s", code, lesson.name)
 
