@@ -138,6 +138,8 @@ with st.sidebar:
         else:
             shared(classroom.teacher_panel, document_store(), st.context.url or "")
         classroom.lesson_panel(EXAMPLES)
+        if not st.session_state.get(homework.CODE):  # a homework student is a student
+            classroom.private_note()
         shared(homework.sidebar, document_store(), st.context.url or "")
     with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
         story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")

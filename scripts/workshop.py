@@ -218,7 +218,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
 
     from benchmarks.bare_session import BareSession
     from benchmarks.common import CHROMIUM_ARGS
-    from ui.classroom import lessons
+    from ui.tour import lessons
 
     steps = len(lessons()[LESSON].steps)
     ms = timeout_s * 1000
@@ -347,7 +347,7 @@ async def answer_all(teacher, students: list, store: str, code: str, timeout_s: 
     import re
 
     from ui.classroom.answers import count, step_id
-    from ui.classroom import lessons
+    from ui.tour import lessons
     from ui.store import Store
 
     assert lessons()[LESSON].steps[ASKED].ask.kind == "choice"

@@ -15,8 +15,8 @@ import pytest
 
 from ui import classroom as C
 from ui.classroom import answers as A
-from ui.classroom.lessons import parse, problems
-from ui.classroom.questions import KINDS, Ask, Refused, described, is_right, valid
+from ui.questions import KINDS, Ask, Refused, described, is_right, valid
+from ui.tour import lessons, parse, problems
 
 ROOT = Path(__file__).resolve().parents[1]
 CHOICE = Ask("choice", options=("a", "b", "c"), right=(1,))
@@ -225,7 +225,7 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
         assert ("right" if pick == [3, 5, 26] else "not this time") in text
         assert s.pills[0].disabled and any("★" in h.proto.body for h in s.get("html"))  # the summary back
     assert not A.give(document_store(), code, A.step_id(teacher.session_state[C.STEP]), seat, [0, 1, 2], False)
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(document_store(), code, A.asks_of(C.lessons())))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(document_store(), code, A.asks_of(lessons())))))
     assert [(r["answer"], r["right"]) for r in rows] == [("sentences 4, 6, 27", "yes"), ("sentences 1, 4, 6", "no"),
                                                          ("sentences 4, 6, 8", "no")]
     assert any(b.label == "Answers as CSV" for b in teacher.get("download_button"))
@@ -234,7 +234,7 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
 def test_choice_head_and_number_questions_in_a_class(summarizer):
     """The shipped lesson's questions: a choice, a number and a head answered by a student (by
     keyboard controls), counted for the teacher, revealed with the class's chart of each kind."""
-    lesson = C.lessons()["attention_in_20_minutes"]
+    lesson = lessons()["attention_in_20_minutes"]
     asked = [n for n, s in enumerate(lesson.steps) if s.ask is not None]
     assert [lesson.steps[n].ask.kind for n in asked] == ["choice", "number", "head", "choice"]
     teacher = new_app()

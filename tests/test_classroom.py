@@ -12,6 +12,7 @@ import pytest
 from ui import classroom as C
 from ui.classroom import session as S
 from ui.store import Store
+from ui.tour import lessons, script_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,10 +54,10 @@ def test_a_class_moves_its_version_only_on_change_and_counts_its_students(store)
 
 
 def test_the_shipped_lesson():
-    lesson = C.lessons()["attention_in_20_minutes"]
+    lesson = lessons()["attention_in_20_minutes"]
     assert 8 <= len(lesson.steps) <= 12 and lesson.title == "Attention in a summarizer in 20 minutes"
     pages = {p.stem for p in (ROOT / "pages").glob("*.py")}
-    assert all(C.script_of(s.page)[len("pages/"):-3] in pages and s.text and s.question for s in lesson.steps)
+    assert all(script_of(s.page)[len("pages/"):-3] in pages and s.text and s.question for s in lesson.steps)
 
 
 # ---------------------------------------------------------------- in the app (AppTest)
@@ -74,7 +75,7 @@ def button(at, key):
 
 def test_the_lesson_self_paced_page_by_page(summarizer):
     """Pick and Next through every step alone: each opens its page with its view and shows its text."""
-    lesson = C.lessons()["attention_in_20_minutes"]
+    lesson = lessons()["attention_in_20_minutes"]
     at = new_app()
     at.selectbox(key="class_lesson").set_value("attention_in_20_minutes").run()  # opens its first step
     for n, step in enumerate(lesson.steps):

@@ -15,6 +15,7 @@ from helpers import new_app
 from ui import classroom as C
 from ui.classroom import answers as A
 from ui.classroom import homework as H
+from ui.tour import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -71,7 +72,7 @@ def test_homework_at_two_paces_reaches_the_teacher(summarizer):
     teacher = fresh({"homework": code, "results": key})
     assert not teacher.exception and H.SEAT not in teacher.session_state
     assert any("2 of 2 students answered" in m.value for m in teacher.markdown)
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(C.lessons())))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(lessons())))))
     assert sorted((r["step"], r["answer"], r["right"]) for r in rows) == [
         ("which_sentences_and_why 1", "sentences 1, 2, 3", "no"),
         ("which_sentences_and_why 1", "sentences 4, 6, 27", "yes"),

@@ -150,7 +150,7 @@ def test_a_seat_is_a_browser_the_server_issued_a_token_to_capped_per_address(sum
 # ---------------------------------------------------------------- 5. depth limits, lesson images
 
 def test_deeply_nested_lesson_files_and_links_are_one_sentence_not_a_crash():
-    from ui.classroom.lessons import problems
+    from ui.tour import problems
 
     deep = 'title = "x"\ndocument = "bbc_insurance_bosses"\nk = ' + "[" * 5000 + "]" * 5000 + "\n"
     assert problems(deep) == [(0, "it is nested too deeply to be a lesson")]
@@ -168,7 +168,7 @@ def test_a_deep_edits_link_is_said_and_the_rest_restores(summarizer):
 
 
 def test_a_lessons_images_are_shown_as_words_never_fetched():
-    from ui.classroom.lessons import parse
+    from ui.tour import parse
 
     lesson = parse('title = "See ![logo](https://tracker.example/t.png)"\ndocument = "bbc_insurance_bosses"\n'
                    '[[steps]]\ntext = "A ![cat](http://x.example/c.png) and ![][r]"\n'

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.classroom.lessons import lessons, parse, problems
+from ui.tour import lessons, parse, problems
 from ui.tour import lesson_toml, story_steps
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +56,21 @@ def test_a_pasted_document_goes_in_the_lesson_file_and_a_step_may_have_its_own()
                                   "not both")]
     unknown = 'title = "t"\ndocument_text = "A b."\n[[steps]]\ntext = "x"\ndocument = "nope"\n'
     assert problems(unknown)[0][0] == 5 and "'nope' is not one of the examples" in problems(unknown)[0][1]
+
+
+def test_a_steps_title_and_private_note_go_through_the_lesson_file_and_back():
+    """One tour in two homes: a story step's own title and private note are kept by its lesson file
+    (the default title "<tour>: step n" is not written), and checked there like the rest."""
+    lesson = lessons()["which_sentences_and_why"]
+    steps = story_steps(lesson)
+    steps[0] = dict(steps[0], title="Predict first", private="Give them 2 minutes.\nDo not say \"4\".")
+    text = lesson_toml(lesson.title, steps, {lesson.document: {"document": lesson.document}})
+    assert problems(text) == [] and text.count("\ntitle = ") == 1 and text.count("private = ") == 1
+    again = story_steps(parse(text, "again"))
+    assert [(s["title"], s["note"], s["private"], s.get("ask")) for s in again] == \
+        [(s["title"], s["note"], s["private"], s.get("ask")) for s in steps]
+    long = text.replace('private = "Give', 'private = "' + "x" * 4001 + 'Give')
+    assert any("private must be a text of at most 4,000 characters" in p for _, p in problems(long))
 
 
 def test_keys_that_jump():
@@ -161,7 +176,7 @@ def test_a_story_is_taught_as_a_class_with_its_edits(summarizer):
     """A story (here a shipped lesson opened as one, its first text edited) becomes the class's
     lesson and is led: a student who joins sees its first step's edited text."""
     from ui import present
-    from ui.classroom.lessons import parse
+    from ui.tour import parse
 
     at = new_app()
     at.selectbox(key="story_lesson_pick").set_value("which_sentences_and_why").run()
@@ -229,8 +244,7 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     the same; presented; taught with two students answering; assigned as homework and answered."""
     from ui import present
     from ui.classroom import answers as A
-    from ui.classroom import homework as H
-    from ui.classroom.questions import Ask
+    from ui.questions import Ask
     from ui.state import TEACHING
 
     at = new_app()

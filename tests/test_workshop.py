@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SHORT, charts, new_app, summarize
+from helpers import charts, new_app
 from ui import classroom as C
 from ui.classroom import answers as A
 from ui.classroom import session as S
+from ui.tour import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -50,7 +51,7 @@ def test_the_teachers_reload_leads_the_same_class_at_the_same_step_with_its_less
     """F5 or a new tab: the browser's cookie (the code and the resume key) leads the class again,
     on its page, step and lesson (the teacher's own lesson file, from the store); the old tab is told."""
     from ui.classroom.lead import LEAD_COOKIE
-    from ui.classroom.lessons import parse
+    from ui.tour import parse
     from ui.classroom.steps import OWN, OWN_TEXT
 
     text = (ROOT / "lessons" / "which_sentences_and_why.toml").read_text().replace(
@@ -88,7 +89,7 @@ def test_end_asks_first_and_the_answers_stay_downloadable_from_any_step(summariz
     assert C.TEACHING not in teacher.session_state and C.version(store(), code) is None
     assert any(f"Class {code} has ended" in i.value for i in teacher.info)
     assert any(b.key == f"class_csv_{code}" for b in teacher.get("download_button"))  # after End: still there
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(C.lessons())))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(lessons())))))
     assert [r["answer"] for r in rows] == ["sentences 1, 2, 3"]
 
 
@@ -113,10 +114,10 @@ def test_leaving_to_explore_while_the_answer_is_hidden_keeps_the_answer_as_it_wa
 def test_what_a_browser_sends_is_checked_one_sentence_never_a_crash(summarizer):
     """A number question's control given a text, NaN, infinity or a number out of its range: one
     sentence, nothing stored; a number question has a range (0-100 unless the lesson says)."""
-    from ui.classroom.questions import Ask, Refused, valid
+    from ui.questions import Ask, Refused, valid
 
     teacher, code = teaching("attention_in_20_minutes")
-    asked = [n for n, s in enumerate(C.lessons()["attention_in_20_minutes"].steps) if s.ask and s.ask.kind == "number"]
+    asked = [n for n, s in enumerate(lessons()["attention_in_20_minutes"].steps) if s.ask and s.ask.kind == "number"]
     while teacher.session_state[C.STEP]["step"] < asked[0]:
         button(teacher, "lesson_next").click().run()
     from streamlit.testing.v1 import AppTest
@@ -137,7 +138,7 @@ def test_what_a_browser_sends_is_checked_one_sentence_never_a_crash(summarizer):
 
 
 def test_the_checker_knows_the_models_layers_and_heads_and_a_numbers_range():
-    from ui.classroom.lessons import model_shapes, problems
+    from ui.tour import model_shapes, problems
 
     assert model_shapes() == {"bert": (6, 12), "inter": (2, 8)}
     lesson = (ROOT / "lessons" / "attention_in_20_minutes.toml").read_text()
@@ -197,7 +198,7 @@ def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
 
     for cache in (resources.result_cache, resources.trace_cache):
         cache.clear()
-    lesson = C.lessons()["attention_in_20_minutes"]
+    lesson = lessons()["attention_in_20_minutes"]
     wanted = [(n, what) for n, s in enumerate(lesson.steps) for what in results_for(s.page, s.view)]
     assert {w for _, w in wanted} == {"explanation", "stats", "gradient", "mixing"}, wanted
     teacher, code = teaching("attention_in_20_minutes")
@@ -214,7 +215,7 @@ def test_a_class_version_moves_once_per_step_of_the_teacher(summarizer):
     once (the heartbeat published the page before, during the teacher's own full runs: twice on a
     new page)."""
     teacher, code = teaching("attention_in_20_minutes")
-    steps = len(C.lessons()["attention_in_20_minutes"].steps)
+    steps = len(lessons()["attention_in_20_minutes"].steps)
     for _ in range(steps - 1):
         v = C.version(store(), code)
         button(teacher, "lesson_next").click().run()
@@ -227,14 +228,15 @@ def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarize
     import time
 
     from ui import resources
-    from ui.classroom.lessons import parse, problems
+    from ui.tour import parse, problems
     from ui.classroom.steps import OWN, OWN_TEXT
     from ui.runs import peek
     from ui.widgets import examples
 
     other = (ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8")
     text = ('title = "Two articles"\ndocument = "bbc_call_centres"\nk = 3\n\n[[steps]]\npage = ""\ntext = "One."\n\n'
-            '[[steps]]\npage = "why"\ntext = "Another article."\ndocument = "bbc_insurance_bosses"\n')
+            '[[steps]]\npage = "why"\ntext = "Another article."\ndocument = "bbc_insurance_bosses"\n'
+            'private = "Ask who reads the *last* line first."\n')
     lesson = parse(text, "own_two")
     assert problems(text) == [] and lesson.document_of(1) == ("bbc_insurance_bosses", "")
     for cache in (resources.result_cache, resources.trace_cache):
@@ -256,7 +258,19 @@ def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarize
     assert student.session_state["document"] == first
     button(teacher, "lesson_next").click().run()
     assert teacher.session_state["document"] == other and teacher.session_state["params"]["text"] == other
+    note = "Your note for this step (not shown to students)"
+    assert [e.label for e in teacher.expander if "Your note" in e.label] == [note]
+    assert "Ask who reads the \\*last\\* line first\\." in " ".join(m.value for m in teacher.markdown)  # as text
     student.session_state[C.MOVED] = True  # what the browser's poll of the class's file sends (no JS in AppTest)
     student.run()
     assert not student.exception and student.session_state["document"] == other  # the class follows
     assert student.title[0].value.startswith("Why")
+    assert not any("Your note" in e.label for e in student.expander)  # the private note: the teacher's only
+    assert "last" not in " ".join(m.value for m in student.markdown) + str(student.session_state[C.STEP])
+    from ui.classroom import homework as H
+
+    code, _ = H.assign(store(), "own_two", text, 1, False)
+    pupil = fresh({"homework": code})
+    button(pupil, "lesson_next").click().run()
+    assert pupil.session_state[C.STEP]["step"] == 1 and pupil.session_state["document"] == other
+    assert not any("Your note" in e.label for e in pupil.expander)  # nor a homework student's

@@ -1,5 +1,5 @@
 """A story step's question, made in the Story panel (issue 59): the four kinds a lesson asks
-(ui.classroom.questions), the right answer set or left out (an opinion), the model's own answer
+(ui.questions), the right answer set or left out (an opinion), the model's own answer
 filled in where the step's view gives it (the head it shows; "which sentences" is always the
 model's summary when played). Checked by the lesson checker's own rules (questions.table_problems)
 and said in the editor's words, so the story downloads as a lesson file that passes the checker."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.classroom.questions import KINDS, MODELS, Ask, from_toml, table_problems
+from ui.questions import KINDS, MODELS, Ask, from_toml, table_problems
 from viz.common import markdown_text
 
 ASKS = {"choice": "Options", "sentences": "Which sentences", "head": "Which head", "number": "A number"}
@@ -46,7 +46,7 @@ def table(uid: str, step: dict) -> dict:
 
 def save(steps: list[dict], i: int, uid: str, changed) -> None:
     """The Save button's callback: the question checked as a lesson file's would be, kept or said."""
-    from ui.classroom.lessons import model_shapes
+    from ui.tour import model_shapes
 
     asked = (st.session_state.get(f"q_text_{uid}") or "").strip()
     found = table(uid, steps[i])

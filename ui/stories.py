@@ -18,9 +18,9 @@ import re
 import secrets
 import time
 
+from ui.tour import MAX_NOTE, MAX_TITLE
+
 MAX_STEPS = 50
-MAX_TITLE = 120
-MAX_NOTE = 4000
 ID = re.compile(r"[A-Za-z0-9_-]{16}")  # a story id as ``save`` makes them
 
 
@@ -49,10 +49,10 @@ def checked(steps: list[dict]) -> list[dict]:
 
 
 def question(ask) -> dict | None:
-    """A step's question (ui.classroom.questions.Ask as a dict) kept only if it is one."""
+    """A step's question (ui.questions.Ask as a dict) kept only if it is one."""
     if not isinstance(ask, dict) or len(json.dumps(ask)) > 4000:
         return None
-    from ui.classroom.questions import KINDS, Ask
+    from ui.questions import KINDS, Ask
 
     try:
         return Ask.from_dict(ask).to_dict() if ask.get("kind") in KINDS else None

@@ -10,7 +10,8 @@ import streamlit as st
 
 from ui import present
 from ui.errors import shared
-from ui.stories import MAX_NOTE, MAX_STEPS, MAX_TITLE, BadStory, load_titled, moved, notes_key, save
+from ui.stories import MAX_STEPS, BadStory, load_titled, moved, notes_key, save
+from ui.tour import MAX_NOTE, MAX_TITLE
 from viz.common import markdown_text
 
 STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE

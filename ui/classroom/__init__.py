@@ -10,8 +10,8 @@ teacher's view (the document from the store, the result from the server's shared
 reruns on the teacher's page. Nothing re-runs while nothing changes. The store is the only
 channel between processes, so students and teacher may be on different app processes
 (scripts/serve.py, nginx) or machines (PostgreSQL; each process copies live classes' versions to
-its static files). A student can leave to explore and come back. Lessons: TOML files in
-lessons/, stepped with Back/Next, alone or for a class.
+its static files). A student can leave to explore and come back. A class plays a tour (ui.tour:
+a lesson file in lessons/ or a story made in the app), stepped with Back/Next, alone or for a class.
 
 Who may lead (docs/security.md): one session leads a class at a time, the one that started it or
 last resumed it with its resume key (a new key at every resume); the store refuses the others'
@@ -21,12 +21,13 @@ Settings (environment): MICROSCOPE_TEACHER_PASSWORD (without it anyone may start
 MICROSCOPE_CLASS_HOURS (how long a join link works, default 12), MICROSCOPE_PROXY_SECRET (given by
 scripts/serve.py: only a request carrying it may name its client's address).
 The package: ``store`` (the class in the shared store: versions, attendance, who leads, the
-throttle, the version files; no Streamlit), ``lessons`` (lesson files; no Streamlit), ``session``
-(this browser session: its keys, who is asking), ``lead`` (the teacher's panel), ``follow`` (a
-student's), ``steps`` (a lesson's Back/Next and its text above the page), ``questions`` (what a
-question takes, checked; no Streamlit), ``answers`` (seats, answers and reveals in the store; no
+throttle, the version files; no Streamlit), ``session`` (this browser session: its keys, who is
+asking), ``lead`` (the teacher's panel), ``follow`` (a student's), ``steps`` (a lesson's Back/Next
+and its text above the page), ``answers`` (seats, answers and reveals in the store; no
 Streamlit), ``asking`` (the question under the step: a student's answer, the teacher's live chart,
-Reveal, CSV), ``check`` (the lesson checker's command line). The names app.py and the
+Reveal, CSV), ``check`` (the lesson checker's command line), ``homework`` (a lesson assigned as
+homework), ``warm`` (a lesson's steps computed ahead). Below it: ui.tour (the tour and its lesson
+files) and ui.questions (what a question takes, checked). The names app.py and the
 tests use are here.
 """
 from __future__ import annotations
@@ -35,8 +36,7 @@ from ui.classroom.asking import question_panel  # noqa: F401
 from ui.classroom.follow import catch_up, explored, follow, join_from_url  # noqa: F401
 from ui.classroom.lead import (JOIN_SCREEN, join_screen, publish_mine, resume_from_cookie,  # noqa: F401
                                teacher_panel)
-from ui.classroom.lessons import Lesson, Step, lessons, load_lesson, script_of  # noqa: F401
 from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE, PENDING,  # noqa: F401
                                   RESUME, SESSION, STEP, TEACHING)
-from ui.classroom.steps import choice_hidden, lesson_panel, read_link, step_text  # noqa: F401
+from ui.classroom.steps import choice_hidden, lesson_panel, private_note, read_link, step_text  # noqa: F401
 from ui.classroom.store import *  # noqa: F401,F403

@@ -22,7 +22,7 @@ import re
 import secrets
 import time
 
-from ui.classroom.questions import Ask, described
+from ui.questions import Ask, described
 from ui.classroom.store import LEADS
 
 TOKEN = re.compile(r"[0-9a-f]{32}")  # a seat token as new_seat makes them: 16 hex of chance, 16 of its keyed hash
@@ -137,7 +137,7 @@ def revealed(store, code: str, step: str) -> bool:
 
 
 def asks_of(lessons: dict) -> dict[str, Ask]:
-    """Every question these lessons (name → ui.classroom.lessons.Lesson) ask, by step name."""
+    """Every question these lessons (name → ui.tour.Tour) ask, by step name."""
     return {step_id({"lesson": lesson.name, "step": n}): s.ask for lesson in lessons.values()
             for n, s in enumerate(lesson.steps) if s.ask is not None}
 

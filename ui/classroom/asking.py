@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from ui.classroom.answers import as_csv, asks_of, give, left, mine, of_step, reveal, revealed, sit, step_id
-from ui.classroom.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
+from ui.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
 from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING
 from ui.classroom.store import attendance
 from ui.errors import shared
@@ -307,7 +307,7 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
 def answers_csv(store, code: str, own: dict) -> str:
     """The class's answers as CSV, made only when the teacher clicks (on a thread of its own, so no
     Streamlit call here), with the shipped lessons' and this session's own lessons' questions."""
-    from ui.classroom.lessons import lessons
+    from ui.tour import lessons
     from ui.store import Unavailable
 
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ui.classroom.lessons import parse, problems
+from ui.tour import parse, problems
 
 
 def main(argv: list[str]) -> int:

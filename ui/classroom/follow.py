@@ -10,7 +10,7 @@ from ui.classroom.answers import issued, leave, new_seat, seats_per_client, sit,
 from ui.classroom import session as S
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
-from ui.classroom.lessons import script_of
+from ui.tour import script_of
 from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, hours, lookup, mirrors, poll_name, seen,
                                 teacher_away, version)
 from ui.errors import shared

@@ -20,7 +20,7 @@ import streamlit as st
 from ui import state
 from ui.classroom import session as S
 from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, seats_per_client, sit, step_id
-from ui.classroom.questions import Ask, Refused, described
+from ui.questions import Ask, Refused, described
 from ui.classroom.store import KEEP_ENDED_S, start, valid_code
 from ui.errors import shared
 from viz.common import markdown_text, plural
@@ -154,7 +154,7 @@ def panel(store) -> None:
 def assign_panel(store, name: str, url: str) -> None:
     """Under a chosen lesson: assign it as homework (deadline, when answers are revealed) → the
     students' link and the teacher's results link."""
-    from ui.classroom.lessons import LESSONS
+    from ui.tour import LESSONS
     from ui.classroom.steps import OWN_TEXT
 
     made = st.session_state.get("_homework_made")

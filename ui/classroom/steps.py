@@ -9,15 +9,15 @@ from pathlib import Path
 import streamlit as st
 
 from ui import state
-from ui.classroom.lessons import MAX_LESSON_BYTES, Lesson, lessons, parse, problems
+from ui.tour import MAX_LESSON_BYTES, Tour, lessons, parse, problems
 from ui.classroom.session import FOLLOWING, JOINED, PENDING, STEP
 
-OWN = "class_own_lessons"  # lessons this session loaded from files: name → Lesson
+OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
 OWN_TEXT = "class_own_lesson_texts"  # … and their files' text (a class keeps the one it plays in the store)
 OWN_ERROR = "class_own_lesson_error"
 
 
-def all_lessons() -> dict[str, Lesson]:
+def all_lessons() -> dict[str, Tour]:
     return {**lessons(), **st.session_state.get(OWN, {})}
 
 
@@ -90,7 +90,7 @@ def lesson_panel(examples: dict) -> None:
         st.file_uploader("Load a lesson (.toml)", type=["toml"], key="lesson_upload", on_change=load_own,
                          help="A lesson file (TOML): its format is in the project's docs/classes.md, \"Teaching a "
                               "class\". It is checked first; a file with a mistake says what to change, line by line.")
-        from ui.classroom.lessons import LESSONS
+        from ui.tour import LESSONS
 
         example = LESSONS / "which_sentences_and_why.toml"
         st.download_button("A lesson file to start from", example.read_bytes(), file_name="my_lesson.toml",
@@ -123,7 +123,7 @@ def read_link(examples: dict) -> None:
     choose(name)
 
 
-def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:
+def go_to_step(lesson: Tour, n: int, examples: dict) -> None:
     """A lesson button's callback: the step's page, view and (if not shown yet) document, taken at
     the top of the next run (``apply_pending``)."""
     s = lesson.steps[n]
@@ -135,12 +135,28 @@ def go_to_step(lesson: Lesson, n: int, examples: dict) -> None:
                    "revealed": False}}
 
 
-def step_document(lesson: Lesson, n: int, examples: dict) -> str | None:
+def step_document(lesson: Tour, n: int, examples: dict) -> str | None:
     """The text of step ``n``'s document (its own, else the lesson's); None: an example this server
     does not have."""
     stem, text = lesson.document_of(n)
     doc = next((p for p in examples.values() if p.stem == stem), None) if stem else None
     return doc.read_text(encoding="utf-8") if doc is not None else (text or None)
+
+
+def private_note() -> None:
+    """The step's private note, for whoever steps through or teaches the lesson, folded away so a
+    projected screen does not show it. Never a student's: the class publishes its step without it
+    (a student who explores has no lesson panel's note either)."""
+    s = st.session_state.get(STEP) or {}
+    lesson = all_lessons().get(s.get("lesson"))
+    if lesson is None or st.session_state.get(JOINED) or not 0 <= s.get("step", -1) < len(lesson.steps):
+        return
+    note = lesson.steps[s["step"]].private
+    if note.strip():
+        from viz.common import markdown_text
+
+        with st.expander("Your note for this step (not shown to students)", icon=":material/speaker_notes:"):
+            st.markdown(markdown_text(note))
 
 
 def choice_hidden() -> bool:

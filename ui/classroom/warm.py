@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ui.classroom.lessons import Lesson
+from ui.tour import Tour
 
 _STARTED: set[tuple] = set()  # (class code, lesson name, document): warmed once per server process
 _LOCK = threading.Lock()
@@ -28,7 +28,7 @@ def results_for(page: str, view: dict) -> tuple[str, ...]:
     return ()
 
 
-def warm(lesson: Lesson, class_params: dict, texts: list[str | None] | None = None) -> list[tuple[int, str]]:
+def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None) -> list[tuple[int, str]]:
     """Compute every step's results in lesson order (``class_params``: the class's Summarize
     settings; ``texts``: each step's document, None: the class's); → what was computed, (step, result)."""
     from analysis import heads as AH
@@ -65,7 +65,7 @@ def warm(lesson: Lesson, class_params: dict, texts: list[str | None] | None = No
     return done
 
 
-def start(code: str, lesson: Lesson, params: dict, texts: list[str | None] | None = None) -> bool:
+def start(code: str, lesson: Tour, params: dict, texts: list[str | None] | None = None) -> bool:
     """Warm ``lesson`` for the class ``code`` in a background thread (once per class, lesson and
     document in this process); → whether a thread was started."""
     key = (code, lesson.name, params["text"], params["k"], params["block_trigram"], params["weights"])
