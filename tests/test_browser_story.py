@@ -234,3 +234,32 @@ def test_the_presenter_view_follows_the_audiences_window_and_steps_it(app, brows
     print(f"\npresenter view: follows the audience in {followed:.1f} s, the audience follows it in {led:.1f} s")
     desk.context.close()
     page.close()
+
+
+def test_a_lesson_file_opens_in_the_story_editor(app, browser, tmp_path):
+    """Opening a TOML puts it in the editor (issue 59): a bad file says what to change by line and
+    opens nothing; a good one's steps, own titles and private notes are the story's."""
+    page = open_app(browser, app.url + "/")
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_text("Story", exact=True).click()
+    side.get_by_role("button", name="Open a lesson as a story").click()
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="open a lesson file")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "Bad"\ndocument = "bbc_call_centres"\n[[steps]]\ntext = "t"\nprivate = 3\n', encoding="utf-8")
+    uploader.locator("input[type=file]").set_input_files(str(bad))
+    error = page.get_by_test_id("stAlertContentError").filter(has_text="bad.toml was not loaded")
+    error.wait_for(timeout=60_000)
+    assert "line 5: step 1: private must be a text" in error.inner_text(), error.inner_text()
+    good = tmp_path / "mine.toml"
+    good.write_text('title = "Mine"\ndocument = "bbc_call_centres"\nk = 3\n\n[[steps]]\npage = ""\ntext = "Read it."\n'
+                    'title = "Read first"\nprivate = "SPEAKER: two minutes"\n\n[[steps]]\npage = "why"\ntext = "Why."\n',
+                    encoding="utf-8")
+    uploader.locator("input[type=file]").set_input_files(str(good))
+    picked, deadline = side.get_by_role("combobox", name="Step"), time.time() + 60
+    while not (picked.count() and picked.input_value() == "1. Read first"):  # the story's first step: the file's
+        assert time.time() < deadline, picked.input_value() if picked.count() else "no Step picker"
+        time.sleep(0.2)
+    assert side.get_by_label("Its private note").input_value() == "SPEAKER: two minutes"
+    assert side.get_by_role("textbox", name="Story title").input_value() == "Mine"
+    assert page.get_by_test_id("stException").count() == 0
+    page.close()

@@ -248,8 +248,8 @@ def teach(text: str) -> None:
 
 
 def lessons_row() -> None:
-    """A lesson opened as a story (shipped, or loaded under Class & lessons)."""
-    from ui.classroom.steps import all_lessons
+    """A lesson opened as a story: shipped, loaded under Class & lessons, or a lesson file opened here."""
+    from ui.classroom.steps import all_lessons, own_error
 
     found = all_lessons()
     with st.popover("Open a lesson as a story", icon=":material/school:", width="stretch"):
@@ -257,6 +257,20 @@ def lessons_row() -> None:
         st.button("Open it here", key="story_lesson_open", on_click=open_lesson, args=(name,),
                   help="Its steps in this panel: present it full screen, export it (HTML, PDF), edit it, download it "
                        "as a lesson file again.")
+        st.file_uploader("…or open a lesson file (.toml)", type=["toml"], key="story_lesson_upload",
+                         on_change=open_file, help="A lesson file (say, one this panel downloaded): checked first, then "
+                                                   "its steps open here to edit, present, teach or export.")
+        own_error("story_lesson_upload")
+
+
+def open_file() -> None:
+    """The uploader's callback: a lesson file, checked (a bad one: what to change, by line), opened
+    as a story."""
+    from ui.classroom.steps import load_own
+
+    name = load_own("story_lesson_upload")
+    if name:
+        open_lesson(name)
 
 
 def open_lesson(name: str) -> None:

@@ -14,19 +14,20 @@ from ui.classroom.session import FOLLOWING, JOINED, PENDING, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
 OWN_TEXT = "class_own_lesson_texts"  # … and their files' text (a class keeps the one it plays in the store)
-OWN_ERROR = "class_own_lesson_error"
+OWN_ERROR = "class_own_lesson_error"  # what was wrong with the file an uploader (its key) gave: {key: message}
 
 
 def all_lessons() -> dict[str, Tour]:
     return {**lessons(), **st.session_state.get(OWN, {})}
 
 
-def load_own() -> None:
-    """The uploader's callback: a lesson file, checked; a bad one is one error and changes nothing."""
-    st.session_state.pop(OWN_ERROR, None)
-    f = st.session_state.get("lesson_upload")
+def load_own(key: str = "lesson_upload") -> str | None:
+    """An uploader's callback: a lesson file, checked, opened at its first step (→ its name); a bad
+    one is one error (``own_error(key)``) and changes nothing."""
+    st.session_state.setdefault(OWN_ERROR, {}).pop(key, None)
+    f = st.session_state.get(key)
     if f is None:
-        return
+        return None
     data = f.getvalue()
     try:
         text = data.decode("utf-8") if len(data) <= MAX_LESSON_BYTES else None
@@ -36,13 +37,23 @@ def load_own() -> None:
     if found:  # every problem, by line (up to 8), in the file's own words: nothing to run
         said = [f"{'line ' + str(line) + ': ' if line else ''}{problem}" for line, problem in found[:8]]
         more = f" … and {len(found) - 8} more" if len(found) > 8 else ""
-        st.session_state[OWN_ERROR] = (f"{f.name} was not loaded. Change this in the file and load it again:\n\n- "
-                                       + "\n- ".join(said) + more)
-        return
+        st.session_state[OWN_ERROR][key] = (f"{f.name} was not loaded. Change this in the file and load it again:"
+                                            "\n\n- " + "\n- ".join(said) + more)
+        return None
     name = "own_" + "".join(c if c.isalnum() else "_" for c in Path(f.name).stem)[:40]
     add_own(name, text)
     st.session_state[state.keep("class_lesson")] = name
     choose(name)
+    return name
+
+
+def own_error(key: str) -> None:
+    """What was wrong with the lesson file the uploader ``key`` gave, if anything."""
+    said = (st.session_state.get(OWN_ERROR) or {}).get(key)
+    if said:
+        from viz.common import markdown_text
+
+        st.error(markdown_text(said))
 
 
 def add_own(name: str, text: str) -> None:
@@ -97,10 +108,7 @@ def lesson_panel(examples: dict) -> None:
                            mime="application/toml", key="lesson_example", on_click="ignore", icon=":material/download:",
                            help="A shipped lesson, its lines explained in comments: edit it in any text editor and "
                                 "load it above.")
-    if st.session_state.get(OWN_ERROR):
-        from viz.common import markdown_text
-
-        st.error(markdown_text(st.session_state[OWN_ERROR]))
+    own_error("lesson_upload")
 
 
 def read_link(examples: dict) -> None:
