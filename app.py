@@ -218,7 +218,7 @@ if st.session_state.get(classroom.JOIN_SCREEN) and st.session_state.get(classroo
 unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
-story.banner()
+story.banner(document_store())
 classroom.step_text()
 try:  # its question, when it takes answers
     shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)

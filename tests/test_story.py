@@ -168,3 +168,32 @@ def test_the_exports_html_and_pdf(summarizer, tmp_path):
     pages = text.split("\f")
     assert len([p for p in pages if p.strip()]) == 2, [p[:80] for p in pages]
     assert "The summary" in pages[0] and "Three sentences kept." in pages[0] and "First head" in pages[1]
+
+
+def test_a_story_explored_step_by_step_in_the_live_app(summarizer):
+    """Any tour is played alone with Back/Next (issue 59): a step's view opens in the live app (its
+    page, document and controls) with its text above the page; the link's reader explores it too."""
+    from viz.common import markdown_text
+
+    at = summarize(new_app(), SHORT)
+    add(at, "The summary", "Three sentences <b>kept</b>.")
+    at.switch_page("pages/bert_attention.py").run()
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 1, 2
+    at.run()
+    add(at, "A head", "Layer 2, head 3.")
+    at.switch_page("pages/sentence_encoder.py").run()
+    at.selectbox(key="story_pick").set_value(0).run()
+    button(at, "story_walk_here").click().run()
+    assert not at.exception and at.title[0].value == "Summary"
+    said = " ".join(m.value for m in at.markdown)
+    assert "Step 1 of 2: The summary" in said and markdown_text("Three sentences <b>kept</b>.") in said  # text
+    assert button(at, "story_walk_back").disabled
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 4, 0  # what the user changed meanwhile
+    button(at, "story_walk_next").click().run()
+    assert at.title[0].value == "BERT attention" and (at.session_state["bert_layer"], at.session_state["bert_head"]) == (1, 2)
+    assert "Step 2 of 2: A head" in " ".join(m.value for m in at.markdown) and button(at, "story_walk_next").disabled
+    other = opened({"story": at.session_state[story.ID]})  # the link's reader, on another machine
+    button(other, "story_walk_start").click().run()
+    assert not other.exception and other.title[0].value == "Summary" and other.session_state["document"] == SHORT
+    button(other, "story_banner_close").click().run()
+    assert not any("Step 1 of 2" in m.value for m in other.markdown)

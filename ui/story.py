@@ -17,6 +17,7 @@ from viz.common import markdown_text
 STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE
 DIRTY, NOTICE, READ = "_story_dirty", "_story_notice", "_story_url_read"
 OPENED = "_story_opened"  # a story this session opened by its link: the banner above the page says so
+WALK = "_story_walk"  # the step this session is exploring in the live app (Back/Next), if any
 CHART = "story_chart"  # which of the page's charts a new step shows
 
 
@@ -50,18 +51,54 @@ def read_link(store) -> None:
         present.start(0)
 
 
-def banner() -> None:
-    """Above the page of a session that opened a story's link: which story, and Present."""
+def banner(store) -> None:
+    """Above the page of a session that opened a story's link, or explores a story step by step:
+    which story, Present, and the step explored with Back/Next."""
     steps = st.session_state.get(STEPS) or []
-    if not st.session_state.get(OPENED) or not steps:
+    walk = st.session_state.get(WALK)
+    if walk is not None and not 0 <= walk < len(steps):
+        walk = st.session_state[WALK] = None
+    if not (st.session_state.get(OPENED) or walk is not None) or not steps:
         return
     with st.container(border=True, key="story_banner"):
         st.markdown(f":material/slideshow: **Story: {markdown_text(st.session_state.get(TITLE) or steps[0]['title'] or 'untitled')}** · "
                     f"{len(steps)} step{'s' if len(steps) != 1 else ''}. Its steps are in the sidebar under **Story**.")
-        c = st.columns([1, 1, 4])
-        c[0].button("Present", key="story_banner_present", type="primary", icon=":material/slideshow:",
-                    on_click=present.start)
-        c[1].button("Close", key="story_banner_close", on_click=st.session_state.pop, args=(OPENED, None))
+        if walk is not None:
+            s = steps[walk]
+            st.markdown(f"**Step {walk + 1} of {len(steps)}: {markdown_text(s['title'] or '(untitled)')}**"
+                        + (f"\n\n{markdown_text(s['note'])}" if s.get("note") else "")
+                        + (f"\n\n**Question:** {markdown_text(s['question'])}" if s.get("question") else ""))
+        c = st.columns([1, 1, 1, 1, 2])
+        if walk is None:
+            c[0].button("Explore it", key="story_walk_start", icon=":material/explore:", on_click=open_step,
+                        args=(store, 0), help="Step 1's view here, live: its page, document and controls; then Next.")
+        else:
+            c[0].button("Back", key="story_walk_back", disabled=walk == 0, on_click=open_step, args=(store, walk - 1))
+            c[1].button("Next", key="story_walk_next", type="primary", disabled=walk == len(steps) - 1,
+                        on_click=open_step, args=(store, walk + 1))
+        c[2].button("Present", key="story_banner_present", type="primary" if walk is None else "secondary",
+                    icon=":material/slideshow:", on_click=present.start, args=(walk or 0,))
+        c[3].button("Close", key="story_banner_close", on_click=close_banner)
+
+
+def close_banner() -> None:
+    st.session_state.pop(OPENED, None)
+    st.session_state.pop(WALK, None)
+
+
+def open_step(store, i: int) -> None:
+    """Step ``i``'s view in the live app, to explore it (its page, document and controls, as its
+    link would open them); Back/Next in the banner go on from there."""
+    steps = st.session_state.get(STEPS) or []
+    if not 0 <= i < len(steps):
+        return
+    text = shared(present.document_of, store, steps[i]["view"], default=False)
+    if not text:  # False: the store is down (its notice says so); None: the document is gone
+        st.session_state[NOTICE] = (f"Step {i + 1}'s document is no longer on this server: it cannot be opened."
+                                    if text is None else f"Step {i + 1} could not be opened: try again in a moment.")
+        return
+    present.take(steps[i]["view"], text)
+    st.session_state.update({WALK: i, "story_pick": i})
 
 
 def changed() -> None:
@@ -183,6 +220,9 @@ def panel(store, page: str, title: str, url: str):
                    "jump, F for full screen, Esc to leave.")
     st.button(f"Present from step {i + 1}", key="story_present_here", icon=":material/start:", width="stretch",
               on_click=present.start, args=(i,))
+    st.button(f"Explore step {i + 1} here", key="story_walk_here", icon=":material/explore:", width="stretch",
+              on_click=open_step, args=(store, i),
+              help="Its view in the app, live (page, document, controls), with Back/Next above the page.")
     if st.session_state.get(ID) and st.session_state.get(present.NOTES_KEY):
         base, key = f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", st.session_state[present.NOTES_KEY]
         st.caption("The presenter view (your notes, the next step, the time) opens in a window of its own, beside "
