@@ -236,6 +236,51 @@ def edit_question(at, fields: dict, ok: bool = True):
     return at.session_state[present.STEPS][at.session_state["story_pick"]]
 
 
+def test_the_model_answer_filled_in_the_question_editor(summarizer):
+    """The question editor fills in the model's own answer where it can be computed (issue 59): the
+    head highest on a statistic and a head's measured share, on the step's own document (here not
+    the one open when filling in), equal to the Heads page's statistics computed here."""
+    import numpy as np
+
+    from analysis import heads as AH
+    from ui import present
+    from ui.runs import run_trace
+
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/bert_attention.py").run()
+    at.text_input(key="story_new_title").set_value("A head").run()
+    button(at, "story_add").click().run()
+    uid = at.session_state[present.STEPS][0]["uid"]
+    at.text_area(key="document").set_value(SHORT.replace("The", "A", 1)).run()  # another document open now
+    p = at.session_state["params"]
+    stats = AH.bert_stats(run_trace(SHORT, p["k"], p["block_trigram"], p["weights"], p["device"]))
+
+    at.selectbox(key=f"q_kind_{uid}").set_value("head").run()
+    at.selectbox(key=f"q_stat_bert_{uid}").set_value("previous").run()
+    button(at, f"q_fill_head_{uid}").click().run()
+    layer, head = np.unravel_index(int(np.argmax(stats["previous"])), stats["previous"].shape)
+    assert (at.number_input(key=f"q_layer_{uid}").value, at.number_input(key=f"q_head_{uid}").value) == (layer + 1, head + 1)
+    assert any(f"layer {layer + 1}, head {head + 1}" in c.value for c in at.caption)
+
+    at.selectbox(key=f"q_kind_{uid}").set_value("number").run()
+    at.selectbox(key=f"q_nstat_{uid}").set_value("cls").run()
+    at.number_input(key=f"q_nlayer_{uid}").set_value(2).run()
+    at.number_input(key=f"q_nhead_{uid}").set_value(3).run()
+    button(at, f"q_fill_number_{uid}").click().run()
+    assert at.number_input(key=f"q_answer_{uid}").value == round(100 * float(stats["cls"][1, 2]), 1)
+    at.text_input(key=f"q_text_{uid}").set_value("What share goes to [CLS]?").run()
+    button(at, f"q_save_{uid}").click().run()
+    from ui.questions import Ask
+
+    saved = Ask.from_dict(at.session_state[present.STEPS][0]["ask"])
+    assert not at.exception and saved.kind == "number" and saved.unit == "%" and saved.answer == round(
+        100 * float(stats["cls"][1, 2]), 1) and (saved.low, saved.high) == (0, 100)
+    at.number_input(key=f"q_nlayer_{uid}").set_value(40).run()
+    button(at, f"q_fill_number_{uid}").click().run()  # a layer the model does not have: said, nothing changed
+    assert any("The model has BERT layers" in e.value for e in at.error)
+    assert at.number_input(key=f"q_answer_{uid}").value == round(100 * float(stats["cls"][1, 2]), 1)
+
+
 @pytest.mark.slow
 def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(summarizer, tmp_path):
     """Issue 59's teacher: five views of an example in the Story panel, a question of each kind

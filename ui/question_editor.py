@@ -1,10 +1,12 @@
 """A story step's question, made in the Story panel (issue 59): the four kinds a lesson asks
 (ui.questions), the right answer set or left out (an opinion), the model's own answer
-filled in where the step's view gives it (the head it shows; "which sentences" is always the
-model's summary when played). Checked by the lesson checker's own rules (questions.table_problems)
+filled in where it can be computed: the head the step's view shows, or the head highest on a
+statistic of the Heads page (``fill_head``), a share measured on the step's document
+(``fill_number``); "which sentences" is always the model's summary when played. Checked by the lesson checker's own rules (questions.table_problems)
 and said in the editor's words, so the story downloads as a lesson file that passes the checker."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from ui.questions import KINDS, MODELS, Ask, from_toml, table_problems
@@ -23,6 +25,72 @@ def shown_head(step: dict, model: str) -> tuple[int, int]:
         return int(opened[1]) + 1, int(opened[2]) + 1
     prefix = "bert" if model == "bert" else "inter"
     return int(p.get(f"{prefix}_layer", 0)) + 1, int(p.get(f"{prefix}_head", 0)) + 1
+
+
+def measured(store, step: dict) -> dict | None:
+    """The Heads page's statistics of every head ({"bert"|"inter": {name: [L, H]}}) on the step's
+    document and settings, from the server's result cache (computed once); None: its document is
+    no longer on this server."""
+    from analysis import heads as AH
+    from ui import present
+    from ui.errors import shared
+    from ui.models import weights_choices
+    from ui.runs import cached, run_trace
+
+    view = step["view"]
+    text = shared(present.document_of, store, view)
+    if not text:
+        return None
+    weights = view.get("w") if view.get("w") in weights_choices() else st.session_state.get("weights")
+    params = dict(text=text, k=int(view.get("k", 3)), block_trigram=bool(view.get("tb", True)),
+                  weights=weights or weights_choices()[0], device=st.session_state.get("device") or "cpu")
+    trace = run_trace(**params, window=int(view.get("win") or 0))
+    return cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+
+
+def statistics(model: str) -> dict[str, str]:
+    from analysis import heads as AH
+
+    return AH.BERT_STATS if model == "bert" else AH.INTER_STATS
+
+
+SHARES = ("cls", "first_cls", "sep", "punctuation", "previous", "next", "same_sentence", "other_sentences")  # 0-1
+
+
+def fill_head(store, step: dict, uid: str) -> None:
+    """The model's answer to "which head": the one highest on the picked statistic, on the step's document."""
+    stats, model = measured(store, step), st.session_state.get(f"q_model_{uid}") or "bert"
+    if stats is None:
+        st.session_state[f"q_wrong_{uid}"] = ["This step's document is no longer on this server: fill it in yourself."]
+        return
+    name = st.session_state.get(f"q_stat_{model}_{uid}") or next(iter(statistics(model)))
+    m = stats[model][name]
+    layer, head = (int(i) for i in np.unravel_index(int(np.argmax(m)), m.shape))
+    st.session_state.update({f"q_layer_{uid}": layer + 1, f"q_head_{uid}": head + 1, f"q_has_right_{uid}": True,
+                             f"q_filled_{uid}": "head: " + f"Filled in: the head highest on {statistics(model)[name]} on this "
+                                                f"step's document, layer {layer + 1}, head {head + 1} ({m[layer, head]:.2f})."})
+    st.session_state.pop(f"q_wrong_{uid}", None)
+
+
+def fill_number(store, step: dict, uid: str) -> None:
+    """The model's answer to a number question: the picked share of a BERT head on the step's document, in %."""
+    stats = measured(store, step)
+    if stats is None:
+        st.session_state[f"q_wrong_{uid}"] = ["This step's document is no longer on this server: fill it in yourself."]
+        return
+    name = st.session_state.get(f"q_nstat_{uid}") or SHARES[0]
+    layer, head = int(st.session_state.get(f"q_nlayer_{uid}") or 1), int(st.session_state.get(f"q_nhead_{uid}") or 1)
+    L, H = stats["bert"][name].shape
+    if not (1 <= layer <= L and 1 <= head <= H):
+        st.session_state[f"q_wrong_{uid}"] = [f"The model has BERT layers 1-{L} and heads 1-{H}."]
+        return
+    value = round(100 * float(stats["bert"][name][layer - 1, head - 1]), 1)
+    st.session_state.update({f"q_answer_{uid}": value, f"q_has_right_{uid}": True, f"q_unit_{uid}": "%",
+                             f"q_low_{uid}": 0.0, f"q_high_{uid}": 100.0,
+                             f"q_tolerance_{uid}": st.session_state.get(f"q_tolerance_{uid}") or 10.0,
+                             f"q_filled_{uid}": "number: " + f"Filled in: BERT layer {layer}, head {head}'s "
+                                                f"{statistics('bert')[name]} on this step's document, {value:g} %."})
+    st.session_state.pop(f"q_wrong_{uid}", None)
 
 
 def table(uid: str, step: dict) -> dict:
@@ -76,7 +144,7 @@ def defaults(step: dict) -> dict:
     layer, head = shown_head(step, "bert")
     out = {"text": step.get("question") or "", "options": "", "right": [], "pick": k, "model": "bert",
            "has_right": True, "layer": layer, "head": head, "low": 0.0, "high": 100.0, "unit": "",
-           "answer": 0.0, "tolerance": 0.0}
+           "answer": 0.0, "tolerance": 0.0, "nlayer": layer, "nhead": head}
     ask = Ask.from_dict(step["ask"]) if step.get("ask") else None
     if ask is None:
         return {**out, "kind": None}
@@ -94,8 +162,9 @@ def defaults(step: dict) -> dict:
     return out
 
 
-def editor(steps: list[dict], i: int, changed) -> None:
-    """The picked step's question: its kind, text and answer; Save checks it."""
+def editor(store, steps: list[dict], i: int, changed) -> None:
+    """The picked step's question: its kind, text and answer (the model's filled in on request);
+    Save checks it."""
     step, uid = steps[i], steps[i]["uid"]
     for name, value in defaults(step).items():  # (set once; the widgets below take no value of their own)
         st.session_state.setdefault(f"q_{name}_{uid}", value)
@@ -124,6 +193,12 @@ def editor(steps: list[dict], i: int, changed) -> None:
             c[0].number_input("Layer", 1, 48, key=f"q_layer_{uid}",
                               help="Filled in with the head this step shows: change it if the answer is another.")
             c[1].number_input("Head", 1, 64, key=f"q_head_{uid}")
+            model = st.session_state.get(f"q_model_{uid}") or "bert"
+            names = statistics(model)
+            st.selectbox("…or the model's: the head highest on", list(names), key=f"q_stat_{model}_{uid}",
+                         format_func=names.get, help="Computed on this step's document, as the Heads page does.")
+            st.button("Fill in the model's head", key=f"q_fill_head_{uid}", on_click=fill_head,
+                      args=(store, step, uid), width="stretch")
         else:
             c = st.columns(3)
             c[0].number_input("Lowest", key=f"q_low_{uid}")
@@ -133,6 +208,17 @@ def editor(steps: list[dict], i: int, changed) -> None:
                 c = st.columns(2)
                 c[0].number_input("Right answer", key=f"q_answer_{uid}")
                 c[1].number_input("Right within ±", 0.0, key=f"q_tolerance_{uid}")
+            names = statistics("bert")
+            st.selectbox("…or the model's: a share measured on this document", SHARES, key=f"q_nstat_{uid}",
+                         format_func=names.get, help="Of the BERT head below, in % (0-100), as the Heads page computes it.")
+            c = st.columns(2)
+            c[0].number_input("Of layer", 1, 48, key=f"q_nlayer_{uid}")
+            c[1].number_input("head", 1, 64, key=f"q_nhead_{uid}")
+            st.button("Fill in the measured share", key=f"q_fill_number_{uid}", on_click=fill_number,
+                      args=(store, step, uid), width="stretch")
+        filled = st.session_state.get(f"q_filled_{uid}") or ""
+        if filled.startswith(f"{kind}: "):  # what the last Fill in put in, for this kind
+            st.caption(markdown_text(filled[len(kind) + 2:]))
         st.button("Save the question", key=f"q_save_{uid}", type="primary", on_click=save,
                   args=(steps, i, uid, changed), width="stretch")
         if step.get("ask"):

@@ -205,7 +205,7 @@ def panel(store, page: str, title: str, url: str):
                  args=(i, "private", f"story_private_{uid}"))
     from ui.question_editor import editor
 
-    editor(steps, i, changed)
+    editor(store, steps, i, changed)
     c = st.columns(2)  # (three labels in a row are cut at the sidebar's width)
     c[0].button("Up", key="story_up", on_click=shift, args=(i, -1), disabled=i == 0, width="stretch")
     c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
