@@ -23,6 +23,30 @@ def new_app():
     return at.run()
 
 
+def opened(query: dict | None = None, page: str | None = None):
+    """A new session opened at an address: its query (?class=, ?story=, ?homework=, ?seat=) and
+    optionally a page's script."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    if page is not None:
+        at.switch_page(page)
+    at.query_params.update(query or {})
+    return at.run()
+
+
+def button(at, key: str):
+    """The button with this widget key."""
+    return next(b for b in at.button if b.key == key)
+
+
+def shared_store():
+    """The store the app's sessions share (links, stories, classes) in this test process."""
+    from ui.resources import document_store
+
+    return document_store()
+
+
 def summarize_button(at):
     return next(b for b in at.button if b.label == "Summarize")
 

@@ -62,15 +62,11 @@ def test_the_shipped_lesson():
 
 # ---------------------------------------------------------------- in the app (AppTest)
 
-from helpers import SHORT, charts, new_app, summarize
+from helpers import SHORT, button, charts, new_app, summarize
 
 TITLES = {"": "Summary", "why": "Why this summary", "bert_attention": "BERT attention",
           "sentence_encoder": "Sentence encoder", "masks_positions": "Masks & positions", "heads": "Heads",
           "what_if": "What if", "learn": "Learn"}
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
 
 
 def test_the_lesson_self_paced_page_by_page(summarizer):

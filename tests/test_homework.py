@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import new_app
+from helpers import button, new_app, opened, shared_store
 from ui import classroom as C
 from ui.classroom import answers as A
 from ui.classroom import homework as H
@@ -19,24 +19,6 @@ from ui.tour import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def fresh(query: dict | None = None):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update(query or {})
-    return at.run()
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
-
-
-def store():
-    from ui.resources import document_store
-
-    return document_store()
 
 
 def assigned(reveal: str) -> tuple[str, str]:
@@ -53,11 +35,11 @@ def assigned(reveal: str) -> tuple[str, str]:
 
 def test_homework_at_two_paces_reaches_the_teacher(summarizer):
     code, key = assigned("after")
-    quick, slow = fresh({"homework": code}), fresh({"homework": code})
+    quick, slow = opened({"homework": code}), opened({"homework": code})
     assert not quick.exception and quick.session_state[C.STEP]["step"] == 0 and quick.session_state["document"]
     quick.pills[0].set_value([3, 5, 26]).run()  # the model's three
     step0 = A.step_id(quick.session_state[C.STEP])
-    assert A.mine(store(), code, step0, quick.session_state[H.SEAT]) == [3, 5, 26]
+    assert A.mine(shared_store(), code, step0, quick.session_state[H.SEAT]) == [3, 5, 26]
     assert "The model's answer" not in " ".join(m.value for m in quick.markdown)  # not before they check
     button(quick, f"homework_check_{step0}").click().run()
     said = " ".join(m.value for m in quick.markdown)
@@ -66,41 +48,41 @@ def test_homework_at_two_paces_reaches_the_teacher(summarizer):
     quick.radio(key=f"answer_{A.step_id(quick.session_state[C.STEP])}").set_value(2).run()
 
     slow.pills[0].set_value([0, 1, 2]).run()  # still on the first step
-    again = fresh({"homework": code, "seat": slow.session_state[H.SEAT]})  # a reload: the same seat and answer
+    again = opened({"homework": code, "seat": slow.session_state[H.SEAT]})  # a reload: the same seat and answer
     assert again.session_state[H.SEAT] == slow.session_state[H.SEAT] and again.pills[0].value == [0, 1, 2]
 
-    teacher = fresh({"homework": code, "results": key})
+    teacher = opened({"homework": code, "results": key})
     assert not teacher.exception and H.SEAT not in teacher.session_state
     assert any("2 of 2 students answered" in m.value for m in teacher.markdown)
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(lessons())))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(shared_store(), code, A.asks_of(lessons())))))
     assert sorted((r["step"], r["answer"], r["right"]) for r in rows) == [
         ("which_sentences_and_why 1", "sentences 1, 2, 3", "no"),
         ("which_sentences_and_why 1", "sentences 4, 6, 27", "yes"),
         ("which_sentences_and_why 2", "Their place in the article", "")]
-    stranger = fresh({"homework": code, "results": "not-the-key"})
+    stranger = opened({"homework": code, "results": "not-the-key"})
     assert H.RESULTS not in stranger.session_state and any("key" in w.value for w in stranger.warning)
 
 
 def test_after_the_deadline_the_answers_show_and_close(summarizer):
     code, _ = assigned("due")
-    student = fresh({"homework": code})
+    student = opened({"homework": code})
     student.pills[0].set_value([3, 5, 26]).run()
     assert not any((b.key or "").startswith("homework_check_") for b in student.button)  # nothing to check before the deadline
     assert "The model's answer" not in " ".join(m.value for m in student.markdown)
     past = time.time() - 1  # the deadline passes
-    store().run("UPDATE homework SET due = ? WHERE code = ?", (past, code), False,
+    shared_store().run("UPDATE homework SET due = ? WHERE code = ?", (past, code), False,
                 ("UPDATE classes SET expires = ? WHERE code = ?", (past, code)))
     student.run()
     assert "The model's answer" in " ".join(m.value for m in student.markdown) and student.pills[0].disabled
     step0 = A.step_id(student.session_state[C.STEP])
-    assert not A.give(store(), code, step0, student.session_state[H.SEAT], [0, 1, 2], False)  # the store refuses
+    assert not A.give(shared_store(), code, step0, student.session_state[H.SEAT], [0, 1, 2], False)  # the store refuses
 
 
 def test_a_homework_code_is_no_class_and_a_made_up_one_is_one_sentence(summarizer):
     code, _ = assigned("after")
-    as_class = fresh({"class": code})
+    as_class = opened({"class": code})
     assert C.JOINED not in as_class.session_state and any("is homework" in w.value for w in as_class.warning)
-    unknown = fresh({"homework": "ZZZZZZ"})
+    unknown = opened({"homework": "ZZZZZZ"})
     assert not unknown.exception and any("does not exist" in w.value for w in unknown.warning)
 
 
@@ -108,19 +90,19 @@ def test_another_page_while_a_question_is_open_makes_the_answer_final(summarizer
     """Hidden means hidden in homework too: the other pages show the model's choice, so opening one
     while a question is open keeps the answer as it was (as leaving to explore does in a class)."""
     code, _ = assigned("due")
-    student = fresh({"homework": code})
+    student = opened({"homework": code})
     assert any("makes your answer to it final" in c.value for c in student.caption)  # said before it happens
     student.pills[0].set_value([0, 1, 2]).run()
     step0, seat = A.step_id(student.session_state[C.STEP]), student.session_state[H.SEAT]
-    assert not A.left(store(), code, step0, seat)
+    assert not A.left(shared_store(), code, step0, seat)
     student.switch_page("pages/sentence_encoder.py").run()  # its scores and stars would give the answer away
-    assert not student.exception and A.left(store(), code, step0, seat)
+    assert not student.exception and A.left(shared_store(), code, step0, seat)
     student.switch_page("pages/summary.py").run()  # back: the answer stands, and says why
     assert student.pills[0].disabled and student.pills[0].value == [0, 1, 2]
     assert any("Your answer is final" in c.value for c in student.caption)
     assert "The model's answer" not in " ".join(m.value for m in student.markdown)  # still hidden until the deadline
-    assert A.mine(store(), code, step0, seat) == [0, 1, 2]
-    other = fresh({"homework": code})  # a student who stays on the step's page keeps answering
+    assert A.mine(shared_store(), code, step0, seat) == [0, 1, 2]
+    other = opened({"homework": code})  # a student who stays on the step's page keeps answering
     other.pills[0].set_value([3, 5, 26]).run()
     other.pills[0].set_value([3, 5, 27]).run()
-    assert not A.left(store(), code, step0, other.session_state[H.SEAT]) and not other.pills[0].disabled
+    assert not A.left(shared_store(), code, step0, other.session_state[H.SEAT]) and not other.pills[0].disabled

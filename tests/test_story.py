@@ -52,25 +52,13 @@ def test_the_deck_is_one_offline_file_with_every_text_escaped():
 
 # ---------------------------------------------------------------- in the app (AppTest)
 
-from helpers import SHORT, charts, new_app, summarize  # noqa: E402
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
+from helpers import SHORT, button, charts, new_app, opened, summarize  # noqa: E402
 
 
 def add(at, title: str, note: str = ""):
     at.text_input(key="story_new_title").set_value(title)
     at.text_area(key="story_new_note").set_value(note)
     return button(at, "story_add").click().run()
-
-
-def opened(query: dict):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update(query)
-    return at.run()
 
 
 def test_a_story_made_reordered_saved_and_reopened_by_link(summarizer):

@@ -11,31 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SHORT, new_app, summarize
+from helpers import SHORT, button, new_app, opened, shared_store, summarize
 from ui import classroom as C
 from ui.classroom import session as S
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def fresh(query: dict | None = None, page: str | None = None):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    if page is not None:
-        at.switch_page(page)
-    at.query_params.update(query or {})
-    return at.run()
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
-
-
-def store():
-    from ui.resources import document_store
-
-    return document_store()
 
 
 # ---------------------------------------------------------------- 1. a corpus upload is its maker's
@@ -56,14 +36,14 @@ def test_a_corpus_upload_is_listed_only_to_its_maker_and_opens_only_by_its_link(
         with pytest.raises(ValueError):
             folder(bad)
 
-    stranger = fresh(page="pages/corpus.py")  # another visitor, no link: the upload is not listed
+    stranger = opened(page="pages/corpus.py")  # another visitor, no link: the upload is not listed
     options = stranger.selectbox(key="corpus_run").options
     assert not stranger.exception and not any("upload" in o.lower() for o in options), options
     assert EXAMPLE_NAME in options and "cli-made" in options
-    linked = fresh({"corpus_run": name}, page="pages/corpus.py")  # its link (the maker shares it, as a story's)
+    linked = opened({"corpus_run": name}, page="pages/corpus.py")  # its link (the maker shares it, as a story's)
     assert not linked.exception and linked.session_state["corpus_run"] == name
     assert any(o.startswith("Your upload of") for o in linked.selectbox(key="corpus_run").options)
-    guessed = fresh({"corpus_run": "upload:" + "B" * 22}, page="pages/corpus.py")  # a made-up name
+    guessed = opened({"corpus_run": "upload:" + "B" * 22}, page="pages/corpus.py")  # a made-up name
     assert any("not on this server" in w.value for w in guessed.warning) and not guessed.exception
 
 
@@ -89,7 +69,7 @@ def test_thirty_students_guessing_on_the_teachers_address_never_keep_the_teacher
     "0 s"); the teacher, on the same address, resumes with the right key and starts a class with
     the right password at once."""
     monkeypatch.setenv("MICROSCOPE_TEACHER_PASSWORD", "owl")
-    store().run("DELETE FROM throttle")
+    shared_store().run("DELETE FROM throttle")
     monkeypatch.setattr(S, "client", lambda: "192.0.2.44")  # everyone: the school's one address
     teacher = start(summarize(new_app(), SHORT), "owl")
     code, key = teacher.session_state[C.TEACHING], teacher.session_state[C.RESUME]
@@ -102,8 +82,8 @@ def test_thirty_students_guessing_on_the_teachers_address_never_keep_the_teacher
             messages.append(start(student, f"pass-{n}-{t}").error[0].value)
     assert sum("try again in" in m for m in messages) > 100  # the guessers are held up
     assert not any(re.search(r"\b0 s\b", m) for m in messages), [m for m in messages if " 0 s" in m][:3]
-    assert store().run("SELECT failures FROM throttle WHERE who = ?", ("192.0.2.44",), True)[0][0] > 100
-    assert store().run("SELECT failures FROM throttle WHERE who = ?", (f"class {code}",), True)[0][0] > 30
+    assert shared_store().run("SELECT failures FROM throttle WHERE who = ?", ("192.0.2.44",), True)[0][0] > 100
+    assert shared_store().run("SELECT failures FROM throttle WHERE who = ?", (f"class {code}",), True)[0][0] > 30
 
     again = resume(new_app(), code, key, "owl")  # the teacher's other browser (F5, a new tab): in at once
     assert not again.error and again.session_state[C.TEACHING] == code
@@ -129,19 +109,19 @@ def test_a_seat_is_a_browser_the_server_issued_a_token_to_capped_per_address(sum
     button(teacher, "class_start").click().run()
     code = teacher.session_state[C.TEACHING]
     made_up = "f" * 32
-    first = fresh({"class": code, "seat": made_up})
+    first = opened({"class": code, "seat": made_up})
     seat = first.session_state[C.SESSION]
-    assert seat != made_up and A.issued(store(), code, seat) and not A.issued(store(), code, made_up)
-    assert fresh({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # a reload: the same seat
+    assert seat != made_up and A.issued(shared_store(), code, seat) and not A.issued(shared_store(), code, made_up)
+    assert opened({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # a reload: the same seat
     for _ in range(3):
-        fresh({"class": code})
-    refused = fresh({"class": code})  # the 5th new seat from one address
+        opened({"class": code})
+    refused = opened({"class": code})  # the 5th new seat from one address
     assert C.JOINED not in refused.session_state
     assert any("as many new seats from your network" in w.value for w in refused.warning)
-    assert fresh({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # an old seat still sits
+    assert opened({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # an old seat still sits
     who["now"] = "198.51.100.8"
-    assert C.JOINED in fresh({"class": code}).session_state  # another address: its own seats
-    assert A.seat_origins(store(), code) == (5, 4, 1)
+    assert C.JOINED in opened({"class": code}).session_state  # another address: its own seats
+    assert A.seat_origins(shared_store(), code) == (5, 4, 1)
     teacher.run()
     said = " ".join(c.value for c in teacher.caption)
     assert "5 seats, at most 4 from one address" in said and "1 new seat refused" in said
@@ -162,7 +142,7 @@ def test_deeply_nested_lesson_files_and_links_are_one_sentence_not_a_crash():
 
 @pytest.mark.slow
 def test_a_deep_edits_link_is_said_and_the_rest_restores(summarizer):
-    at = fresh({"doc": "bbc_insurance_bosses", "edits": "[" * 1900 + "]" * 1900})
+    at = opened({"doc": "bbc_insurance_bosses", "edits": "[" * 1900 + "]" * 1900})
     said = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))  # (Markdown escapes removed)
     assert not at.exception and "edits=[[[" in said and "cannot be read" in said and len(said) < 400
 

@@ -80,19 +80,7 @@ def test_keys_that_jump():
         == [3, 1, 0, 4, 3, 4, 0, None, None]
 
 
-from helpers import SHORT, charts, new_app, summarize  # noqa: E402
-
-
-def fresh(query: dict):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update(query)
-    return at.run()
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
+from helpers import SHORT, button, charts, new_app, opened, shared_store, summarize  # noqa: E402
 
 
 @pytest.mark.slow
@@ -114,17 +102,17 @@ def test_speaker_notes_the_presenter_view_and_the_storys_title(summarizer):
     story = at.session_state["story_id"]
 
     key = at.session_state[present.NOTES_KEY]
-    room = fresh({"story": story, "present": "1"})  # the audience's link: no notes anywhere in its session
+    room = opened({"story": story, "present": "1"})  # the audience's link: no notes anywhere in its session
     shown = " ".join(h.proto.body for h in room.get("html"))
     assert "SPEAKER-ONLY" not in shown and "What the room reads" in shown and "Our story" in shown
     assert not any(s["private"] for s in room.session_state[present.STEPS])
     assert room.session_state[present.NOTES_KEY] is None  # its keys step it alone: they move no one's presentation
-    peek = fresh({"story": story, "presenter": "1"})  # the presenter view without the key: refused, said
+    peek = opened({"story": story, "presenter": "1"})  # the presenter view without the key: refused, said
     assert present.PRESENTER not in peek.session_state and "SPEAKER-ONLY" not in str(
         [s.get("private") for s in peek.session_state[present.STEPS]])
-    assert fresh({"story": story, "key": "0" * 24}).session_state[present.STEPS][0]["private"] == ""
+    assert opened({"story": story, "key": "0" * 24}).session_state[present.STEPS][0]["private"] == ""
     button(at, "story_present_start").click().run()  # the maker presents: its presenter view follows
-    desk = fresh({"story": story, "presenter": "1", "key": key})
+    desk = opened({"story": story, "presenter": "1", "key": key})
     said = " ".join(h.proto.body for h in desk.get("html")) + " ".join(m.value for m in desk.markdown)
     assert "SPEAKER-ONLY remember the lead" in said and "**Next:** Second" in said and not charts(desk)
     present.tell  # (the room steps with a key: the store says so, the presenter view follows)
@@ -339,24 +327,24 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     button(at, "story_teach").click().run()  # taught: two students answer the first question
     button(at, "class_start").click().run()
     code = at.session_state[TEACHING]
-    students = [fresh({"class": code}) for _ in range(2)]
+    students = [opened({"class": code}) for _ in range(2)]
     for s, picked in zip(students, ([0, 1, 2], [0, 2, 4])):
         s.pills[0].set_value(picked).run()
     step = A.step_id(at.session_state["class_step"])
-    assert sorted(r[1] for r in A.of_step(store(), code, step)) == [[0, 1, 2], [0, 2, 4]]
+    assert sorted(r[1] for r in A.of_step(shared_store(), code, step)) == [[0, 1, 2], [0, 2, 4]]
 
     button(at, "class_end").click().run()  # the class ends; the same lesson assigned as homework
     at.radio(key="homework_reveal").set_value("after").run()
     button(at, "homework_assign").click().run()
     made = at.session_state["_homework_made"]
-    quick, slow = fresh({"homework": made["code"]}), fresh({"homework": made["code"]})  # two paces
+    quick, slow = opened({"homework": made["code"]}), opened({"homework": made["code"]})  # two paces
     quick.pills[0].set_value([0, 1, 2]).run()
     button(quick, "lesson_next").click().run()
     asked = f"answer_{A.step_id(quick.session_state['class_step'])}"  # the head question, a step ahead
     quick.selectbox(key=f"{asked}_layer").set_value(0).run()
     quick.selectbox(key=f"{asked}_head").set_value(1).run()
     slow.pills[0].set_value([1, 2, 3]).run()
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), made["code"], A.asks_of(at.session_state["class_own_lessons"])))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(shared_store(), made["code"], A.asks_of(at.session_state["class_own_lessons"])))))
     assert sorted(r["answer"] for r in rows) == ["layer 1, head 2", "sentences 1, 2, 3", "sentences 2, 3, 4"]
 
     button(at, "story_export").click().run()  # exported: a handout, read back
@@ -370,7 +358,3 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
         assert len(pages) == 6 and "Which 3 will it keep?" in pages[0] and "Step 3: Their neighbours" in pages[-1]
 
 
-def store():
-    from ui.resources import document_store
-
-    return document_store()

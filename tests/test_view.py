@@ -86,7 +86,7 @@ def test_colour_scales_start_at_0_and_end_at_exactly_1():
 
 # ---------------------------------------------------------------- the round trip in the app (AppTest)
 
-from helpers import SHORT, new_app, summarize  # noqa: E402
+from helpers import SHORT, button, new_app, summarize  # noqa: E402
 
 SCRIPTS = {page: f"pages/{page or 'summary'}.py" for page in V.PAGES}
 
@@ -115,10 +115,6 @@ def page_samples(page: str) -> dict:
 
 def shown(at, page: str) -> dict:
     return {c.key: at.session_state[c.key] for c in V.controls(page) if c.key in at.session_state}
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
 
 
 def fresh(query: dict | None = None, page: str | None = None):

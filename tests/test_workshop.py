@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import charts, new_app
+from helpers import button, charts, new_app, opened, shared_store
 from ui import classroom as C
 from ui.classroom import answers as A
 from ui.classroom import session as S
@@ -18,24 +18,6 @@ from ui.tour import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def fresh(query: dict | None = None):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update(query or {})
-    return at.run()
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
-
-
-def store():
-    from ui.resources import document_store
-
-    return document_store()
 
 
 def teaching(lesson: str = "which_sentences_and_why"):
@@ -80,16 +62,16 @@ def test_the_teachers_reload_leads_the_same_class_at_the_same_step_with_its_less
 
 def test_end_asks_first_and_the_answers_stay_downloadable_from_any_step(summarizer):
     teacher, code = teaching()
-    student = fresh({"class": code})
+    student = opened({"class": code})
     student.pills[0].set_value([0, 1, 2]).run()
     button(teacher, "lesson_next").click().run()  # a step that asks nothing: the CSV is there all the same
     assert any(b.key == f"class_csv_{code}" for b in teacher.get("download_button"))
-    assert C.version(store(), code) is not None  # opening "Answers and End" ends nothing by itself
+    assert C.version(shared_store(), code) is not None  # opening "Answers and End" ends nothing by itself
     button(teacher, "class_end").click().run()  # "Yes, end the class"
-    assert C.TEACHING not in teacher.session_state and C.version(store(), code) is None
+    assert C.TEACHING not in teacher.session_state and C.version(shared_store(), code) is None
     assert any(f"Class {code} has ended" in i.value for i in teacher.info)
     assert any(b.key == f"class_csv_{code}" for b in teacher.get("download_button"))  # after End: still there
-    rows = list(csv.DictReader(io.StringIO(A.as_csv(store(), code, A.asks_of(lessons())))))
+    rows = list(csv.DictReader(io.StringIO(A.as_csv(shared_store(), code, A.asks_of(lessons())))))
     assert [r["answer"] for r in rows] == ["sentences 1, 2, 3"]
 
 
@@ -97,7 +79,7 @@ def test_leaving_to_explore_while_the_answer_is_hidden_keeps_the_answer_as_it_wa
     """The model's pick is on other pages: a student who leaves during the open question cannot
     come back and change their answer (nor answer, if they had not)."""
     teacher, code = teaching()
-    peeker, late = fresh({"class": code}), fresh({"class": code})
+    peeker, late = opened({"class": code}), opened({"class": code})
     peeker.pills[0].set_value([0, 1, 2]).run()
     for s in (peeker, late):
         button(s, "class_leave").click().run()
@@ -107,8 +89,8 @@ def test_leaving_to_explore_while_the_answer_is_hidden_keeps_the_answer_as_it_wa
     peeker.session_state[f"answer_{A.step_id(peeker.session_state[C.STEP])}"] = [5, 6, 7]  # a tampered message
     peeker.run()
     step = A.step_id(teacher.session_state[C.STEP])
-    assert A.mine(store(), code, step, peeker.session_state[C.SESSION]) == [0, 1, 2]
-    assert late.pills[0].disabled and A.mine(store(), code, step, late.session_state[C.SESSION]) is None
+    assert A.mine(shared_store(), code, step, peeker.session_state[C.SESSION]) == [0, 1, 2]
+    assert late.pills[0].disabled and A.mine(shared_store(), code, step, late.session_state[C.SESSION]) is None
 
 
 def test_what_a_browser_sends_is_checked_one_sentence_never_a_crash(summarizer):
@@ -129,7 +111,7 @@ def test_what_a_browser_sends_is_checked_one_sentence_never_a_crash(summarizer):
         student.session_state[f"answer_{step}"] = crafted  # what a tampered message would leave there
         student.run()
         assert not student.exception, crafted
-        assert A.mine(store(), code, step, student.session_state[C.SESSION]) is None, crafted
+        assert A.mine(shared_store(), code, step, student.session_state[C.SESSION]) is None, crafted
     ask = Ask("number", answer=80, tolerance=10, unit="%")
     for bad in (150, -1, float("nan"), float("inf"), "80", True):
         with pytest.raises(Refused):
@@ -175,14 +157,14 @@ def test_the_same_browser_scanning_again_is_the_same_seat(summarizer, monkeypatc
     from ui.classroom.follow import seat_cookie
 
     teacher, code = teaching()
-    student = fresh({"class": code})
+    student = opened({"class": code})
     seat = student.session_state[C.SESSION]
     student.pills[0].set_value([0, 1, 2]).run()
     import streamlit as st
 
     real = st.context.__class__.cookies
     monkeypatch.setattr(st.context.__class__, "cookies", property(lambda self: {seat_cookie(code): seat}))
-    again = fresh({"class": code})
+    again = opened({"class": code})
     monkeypatch.setattr(st.context.__class__, "cookies", real)
     assert again.session_state[C.SESSION] == seat and again.pills[0].value == [0, 1, 2]
 
@@ -217,9 +199,9 @@ def test_a_class_version_moves_once_per_step_of_the_teacher(summarizer):
     teacher, code = teaching("attention_in_20_minutes")
     steps = len(lessons()["attention_in_20_minutes"].steps)
     for _ in range(steps - 1):
-        v = C.version(store(), code)
+        v = C.version(shared_store(), code)
         button(teacher, "lesson_next").click().run()
-        assert C.version(store(), code) == v + 1, teacher.session_state[C.STEP]["step"]
+        assert C.version(shared_store(), code) == v + 1, teacher.session_state[C.STEP]["step"]
 
 
 def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarizer):
@@ -254,7 +236,7 @@ def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarize
     while peek("explanation", params, None) is None:  # step 2's document, computed before the teacher gets there
         assert time.time() < deadline, "step 2's own document was not computed ahead"
         time.sleep(0.5)
-    student = fresh({"class": code})
+    student = opened({"class": code})
     assert student.session_state["document"] == first
     button(teacher, "lesson_next").click().run()
     assert teacher.session_state["document"] == other and teacher.session_state["params"]["text"] == other
@@ -269,8 +251,8 @@ def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarize
     assert "last" not in " ".join(m.value for m in student.markdown) + str(student.session_state[C.STEP])
     from ui.classroom import homework as H
 
-    code, _ = H.assign(store(), "own_two", text, 1, False)
-    pupil = fresh({"homework": code})
+    code, _ = H.assign(shared_store(), "own_two", text, 1, False)
+    pupil = opened({"homework": code})
     button(pupil, "lesson_next").click().run()
     assert pupil.session_state[C.STEP]["step"] == 1 and pupil.session_state["document"] == other
     assert not any("Your note" in e.label for e in pupil.expander)  # nor a homework student's
