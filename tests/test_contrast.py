@@ -56,7 +56,7 @@ def test_deleting_the_words_most_attributed_to_the_gap_shrinks_it_more_than_rand
     i) or K random words of them; the gap's shrink, averaged. Each sentence's last word (its full
     stop) is kept, so the sentence split stays the same."""
     from analysis.contrast import contrast
-    from test_explain import delete_words
+    from test_explain import deletion
 
     K, R = 3, 3
     rng = np.random.default_rng(0)
@@ -74,18 +74,15 @@ def test_deleting_the_words_most_attributed_to_the_gap_shrinks_it_more_than_rand
             if len(own) < K + 3:
                 continue
 
-            def shrink(words):
-                after = summarizer.summarize(delete_words(text, [(w["start"], w["end"]) for w in words]))
+            def shrink(after):
                 if len(after.sentences) != len(s.sentences) or None in (after.scores[i], after.scores[j]):
                     return None
                 return c["difference"] - (after.scores[i] - after.scores[j])
 
-            t = shrink(sorted(own, key=lambda w: -w["weight"])[:K])
-            r = [x for x in (shrink([own[n] for n in rng.choice(len(own), K, replace=False)]) for _ in range(R))
-                 if x is not None]
-            if t is not None and r:
+            t, r = deletion(summarizer, text, own, shrink, K, R, rng)
+            if t is not None and r is not None:
                 top.append(t)
-                rand.append(float(np.mean(r)))
+                rand.append(r)
     print(f"\ncontrast faithfulness over {len(top)} pairs of {len(EXAMPLES)} documents: deleting the {K} words most "
           f"attributed to the gap shrinks it by {np.mean(top):.3f} on average, {K} random words by {np.mean(rand):.3f} "
           f"(top > random in {sum(a > b for a, b in zip(top, rand))} of {len(top)})")

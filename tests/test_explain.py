@@ -174,6 +174,19 @@ def delete_words(text: str, spans) -> str:
     return "".join(out) + text[pos:]
 
 
+def deletion(summarizer, text: str, own: list[dict], effect, k: int, runs: int, rng):
+    """Faithfulness by deletion, one protocol for every explanation: ``effect`` of the summary after
+    deleting the k words of ``own`` most attributed (None: the document no longer splits the same),
+    and its mean over ``runs`` draws of k random words of ``own`` (None: no draw counted)."""
+    def deleted(words):
+        return effect(summarizer.summarize(delete_words(text, [(w["start"], w["end"]) for w in words])))
+
+    top = deleted(sorted(own, key=lambda w: -w["weight"])[:k])
+    rand = [d for d in (deleted([own[j] for j in rng.choice(len(own), k, replace=False)]) for _ in range(runs))
+            if d is not None]
+    return top, float(np.mean(rand)) if rand else None
+
+
 def test_deleting_the_most_attributed_words_lowers_the_score_more_than_random(summarizer, explained):
     """Deletion test (Samek et al. 2017; DeYoung et al. 2020's comprehensiveness): for each
     selected sentence, delete its K words with the largest attribution, or K random words of it
@@ -190,18 +203,15 @@ def test_deleting_the_most_attributed_words_lowers_the_score_more_than_random(su
             if len(own) < K + 3:
                 continue
 
-            def drop(words):
-                after = summarizer.summarize(delete_words(text, [(w["start"], w["end"]) for w in words]))
+            def drop(after):
                 if len(after.sentences) != n or after.scores[i] is None:
                     return None
                 return ex["scores"][i] - after.scores[i]
 
-            top = drop(sorted(own, key=lambda w: -w["weight"])[:K])
-            rand = [d for d in (drop([own[j] for j in rng.choice(len(own), K, replace=False)]) for _ in range(R))
-                    if d is not None]
-            if top is not None and rand:
+            top, rand = deletion(summarizer, text, own, drop, K, R, rng)
+            if top is not None and rand is not None:
                 top_drops.append(top)
-                random_drops.append(float(np.mean(rand)))
+                random_drops.append(rand)
     top_mean, random_mean = float(np.mean(top_drops)), float(np.mean(random_drops))
     print(f"\nfaithfulness over {len(top_drops)} selected sentences of {len(explained)} documents: deleting the "
           f"{K} most-attributed words lowers the score by {top_mean:.3f} on average, {K} random words by "
