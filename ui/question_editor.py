@@ -67,8 +67,9 @@ def fill_head(store, step: dict, uid: str) -> None:
     m = stats[model][name]
     layer, head = (int(i) for i in np.unravel_index(int(np.argmax(m)), m.shape))
     st.session_state.update({f"q_layer_{uid}": layer + 1, f"q_head_{uid}": head + 1, f"q_has_right_{uid}": True,
-                             f"q_filled_{uid}": "head: " + f"Filled in: the head highest on {statistics(model)[name]} on this "
-                                                f"step's document, layer {layer + 1}, head {head + 1} ({m[layer, head]:.2f})."})
+                             f"q_filled_{uid}": ("head", f"Filled in: the head highest on {statistics(model)[name]} on this "
+                                                         f"step's document, layer {layer + 1}, head {head + 1} "
+                                                         f"({m[layer, head]:.2f}).")})
     st.session_state.pop(f"q_wrong_{uid}", None)
 
 
@@ -88,8 +89,9 @@ def fill_number(store, step: dict, uid: str) -> None:
     st.session_state.update({f"q_answer_{uid}": value, f"q_has_right_{uid}": True, f"q_unit_{uid}": "%",
                              f"q_low_{uid}": 0.0, f"q_high_{uid}": 100.0,
                              f"q_tolerance_{uid}": st.session_state.get(f"q_tolerance_{uid}") or 10.0,
-                             f"q_filled_{uid}": "number: " + f"Filled in: BERT layer {layer}, head {head}'s "
-                                                f"{statistics('bert')[name]} on this step's document, {value:g} %."})
+                             f"q_filled_{uid}": ("number", f"Filled in: BERT layer {layer}, head {head}'s "
+                                                           f"{statistics('bert')[name]} on this step's document, "
+                                                           f"{value:g} %.")})
     st.session_state.pop(f"q_wrong_{uid}", None)
 
 
@@ -216,9 +218,9 @@ def editor(store, steps: list[dict], i: int, changed) -> None:
             c[1].number_input("head", 1, 64, key=f"q_nhead_{uid}")
             st.button("Fill in the measured share", key=f"q_fill_number_{uid}", on_click=fill_number,
                       args=(store, step, uid), width="stretch")
-        filled = st.session_state.get(f"q_filled_{uid}") or ""
-        if filled.startswith(f"{kind}: "):  # what the last Fill in put in, for this kind
-            st.caption(markdown_text(filled[len(kind) + 2:]))
+        filled_kind, filled = st.session_state.get(f"q_filled_{uid}") or (None, "")
+        if filled_kind == kind:  # what the last Fill in put in, for this kind
+            st.caption(markdown_text(filled))
         st.button("Save the question", key=f"q_save_{uid}", type="primary", on_click=save,
                   args=(steps, i, uid, changed), width="stretch")
         if step.get("ask"):
