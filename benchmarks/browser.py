@@ -13,7 +13,10 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 - head switch: click the figure's head button "2" until the heatmap titled "head 2" is drawn
   (in the browser: a preview on windows past 160 tokens), then until "head 2:" (its exact
   weights, which the page asks the server for) is drawn; and whether the chart's div survived;
-- layer switch: pick layer 2 in the Layer selector until "layer 2" is drawn (a new figure);
+- layer button: click the figure's layer button "2" until "layer 2, head 2" (a preview) is drawn,
+  then until its exact map from the server ("layer 2, head 2:");
+- layer switch: pick layer 3 in the Layer selector until "layer 3" is drawn (a new figure; over
+  the emulated link below: layer 2);
 - all layers × heads: click that view until its 72 small heatmaps are drawn;
 - websocket bytes received by the page during each of those (Playwright ``framereceived``), and
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import time
 import zlib
 from pathlib import Path
@@ -139,9 +141,11 @@ def open_list(page, label: str) -> None:
     page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text=label).first.click()
 
 
-def head_button(page, label: str) -> None:
-    """Click the token heatmap's in-figure head button ``label`` (Plotly updatemenu)."""
-    page.locator(".updatemenu-button").filter(has_text=re.compile(f"^{label}$")).first.click()
+def head_button(page, label: str, menu: str = "head") -> None:
+    """Click the token heatmap's in-figure head button ``label`` (a Plotly updatemenu button, named
+    "Show head 2", "Show mean" by ui/a11y.js), or its layer button (``menu="layer"``)."""
+    name = f"{menu} {label}" if label.isdigit() else label
+    page.locator(f'.updatemenu-button[aria-label="Show {name}"]').first.click()
 
 
 def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: bool = False) -> dict:
@@ -173,8 +177,20 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
             wait_idle(page)
             out.update(head_exact_ws_bytes=counter.n, head_exact_wire_bytes=counter.wire,
                        head_exact_server_cpu_s=round(cpu_seconds(pid) - cpu, 3))
+            # the figure's layer button: head 2 on layer 2 as a preview at once, then exact from the server
+            cpu, t = cpu_seconds(pid), time.perf_counter()
+            counter.reset()
+            head_button(page, "2", menu="layer")
+            for name, title in (("layer_button", "layer 2, head 2"), ("layer_exact", "layer 2, head 2:")):
+                page.wait_for_function(HEATMAP_DRAWN, arg=title, timeout=timeout_s * 1000, polling="raf")
+                page.evaluate(PAINTED)
+                out[f"{name}_s"] = round(time.perf_counter() - t, 3)
+            wait_idle(page)
+            out.update(layer_exact_ws_bytes=counter.n, layer_exact_wire_bytes=counter.wire,
+                       layer_exact_server_cpu_s=round(cpu_seconds(pid) - cpu, 3))
         open_list(page, "Layer")  # the switch is the choice: timed from the option's click
-        step("layer_switch", lambda: page.get_by_role("option", name="2", exact=True).click(), "layer 2")
+        target = "3" if not throttle else "2"  # a layer not shown yet
+        step("layer_switch", lambda: page.get_by_role("option", name=target, exact=True).click(), f"layer {target}")
         if not throttle:
             step("all_layers_heads", lambda: page.locator('[data-testid="stMain"] button').filter(
                 has_text="All layers × heads").first.click(), "All ")
@@ -257,7 +273,7 @@ def main(argv=None) -> dict:
               "head_switch_remounted_chart": [r["head_switch_remounted_chart"] for r in runs],
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
               "click_to_first_heatmap_s": med.get("click_to_first_heatmap_s"),
-              "head_switch_s": med.get("head_switch_s"),
+              "head_switch_s": med.get("head_switch_s"), "layer_button_s": med.get("layer_button_s"),
               "bert_page_ws_bytes": (int(med["click_to_first_heatmap_ws_bytes"])
                                      if med.get("click_to_first_heatmap_ws_bytes") else None)}
     print(f"\n{tokens}-token document, median of {args.runs} fresh sessions (Chromium headless, server on 127.0.0.1)")
@@ -266,7 +282,9 @@ def main(argv=None) -> dict:
     rows = [("click Summarize -> first heatmap", "click_to_first_heatmap", med),
             ("head 1 -> 2 (button: preview)", "head_switch", med),
             ("head 1 -> 2 (exact, from the server)", "head_exact", med),
-            ("layer 1 -> 2 (Layer selector, server)", "layer_switch", med),
+            ("layer 1 -> 2 (layer button: preview)", "layer_button", med),
+            ("layer 1 -> 2 (exact, from the server)", "layer_exact", med),
+            ("layer 2 -> 3 (Layer selector, server)", "layer_switch", med),
             (f"-> all layers x heads ({runs[0]['all_layers_heads_heatmaps'] if runs else '?'} maps)",
              "all_layers_heads", med),
             ("20 Mbit/s: click -> first heatmap", "click_to_first_heatmap", slow_med),

@@ -77,9 +77,9 @@ if shown == "One head":
                                 key=keep("bert_show"), required=True, help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)
     if show == "attention":
-        st.caption("Pick the head with the buttons above the map: they switch in the browser at once, to a preview "
-                   "(k × k-token blocks) on long windows, and the exact weights follow from the server.")
-        head_map(trace, layer, "bert_head", "bert_token", **opts)
+        st.caption("Pick the layer or head with the buttons above the map: they switch in the browser at once, to a "
+                   "preview (k × k-token blocks on long windows), and the exact weights follow from the server.")
+        head_map(trace, layer, "bert_head", "bert_token", layer_key="bert_layer", **opts)
     else:
         mix = run_mixing(trace)
         st.caption(f"Layer {layer + 1}: context's share of each token's update (mixing ratio, residual and "
@@ -90,7 +90,7 @@ if shown == "One head":
             st.caption("Each row: the share of what the head adds to the query token that comes from each key token, "
                        "‖α f(x_j)‖ / Σ ‖α f(x)‖. Buttons pick the head; hover shows the share.")
             head_map(with_maps(trace, "norm-weighted", bert_attention=shares), layer, "bert_head", "bert_norm",
-                     what="norm-weighted share", **opts)
+                     layer_key="bert_layer", what="norm-weighted share", **opts)
         elif show == "ALTI":
             level = st.radio("ALTI", ["this layer", "composed to the input"], horizontal=True, key=keep("bert_alti"))
             m = mix.alti_layer[layer] if level == "this layer" else mix.alti_input

@@ -60,8 +60,9 @@ def test_bert_attention_views_and_selectors(summarizer_loaded):
     assert len(charts(at)) == 1
     first = spec(charts(at)[0])
     assert '"dtype":"u2"' in first and "query %{y}" in first      # uint16 weights, token hover
-    assert [b["label"] for m in json.loads(first)["layout"]["updatemenus"] for b in m["buttons"]] == \
-        ["mean"] + [str(h) for h in range(1, 13)]                 # heads switch in the browser
+    menus = json.loads(first)["layout"]["updatemenus"]            # heads and layers switch in the browser
+    assert [b["label"] for m in menus if m["name"] == "head" for b in m["buttons"]] == ["mean"] + [str(h) for h in range(1, 13)]
+    assert [b["label"] for m in menus if m["name"] == "layer" for b in m["buttons"]] == [str(l) for l in range(1, 7)]
     assert "bert_head" not in [w.key for w in at.selectbox]       # no second head picker
     at.selectbox(key="bert_layer").set_value(5).run()
     assert "layer 6, head 1" in spec(charts(at)[0]) and spec(charts(at)[0]) != first
@@ -262,7 +263,7 @@ def test_contribution_views_on_both_encoders_the_scoreboard_and_learn(summarizer
     at.segmented_control(key="bert_show").set_value("norm-weighted").run()
     assert not at.exception and len(charts(at)) == 1
     norm = json.loads(spec(charts(at)[0]))
-    assert spec(charts(at)[0]) != attention and sum(len(m["buttons"]) for m in norm["layout"]["updatemenus"]) == 13
+    assert spec(charts(at)[0]) != attention and sum(len(m["buttons"]) for m in norm["layout"]["updatemenus"] if m["name"] == "head") == 13
     assert any("mixing ratio" in c.value and f"{mix.mixing_ratio[0]:.0%}" in c.value for c in at.caption)
     at.segmented_control(key="bert_show").set_value("ALTI").run()
     alti = json.loads(spec(charts(at)[0]))

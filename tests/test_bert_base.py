@@ -178,8 +178,10 @@ def test_every_page_at_bert_base_size(app_with):
     at.switch_page("pages/bert_attention.py").run()
     at.selectbox(key="bert_layer").set_value(11).run()
     first = json.loads(spec(charts(at)[0]))
-    assert [b["label"] for m in first["layout"]["updatemenus"] for b in m["buttons"]] == \
+    assert [b["label"] for m in first["layout"]["updatemenus"] if m["name"] == "head" for b in m["buttons"]] == \
         ["mean"] + [str(h) for h in range(1, 13)]
+    assert [b["label"] for m in first["layout"]["updatemenus"] if m["name"] == "layer" for b in m["buttons"]] == \
+        [str(l) for l in range(1, 13)]
     at.segmented_control(key="bert_view").set_value("All layers × heads").run()
     assert [d["type"] for d in json.loads(spec(charts(at)[0]))["data"]] == ["heatmap"] * 144
     for page in ("pages/summary.py", "pages/why.py", "pages/sentence_encoder.py", "pages/masks_positions.py",

@@ -54,6 +54,21 @@ def test_every_page_in_chromium(server, browser, shots):
     idle(page)
     head_bytes = sum(received)
     tokens = int(page.locator(".js-plotly-plot .gtitle").first.text_content().split(": ")[1].split(" ×")[0])
+
+    # the figure's layer button: head 4 on layer 3 at once (a preview), then exact from the server,
+    # which the view's Layer selector then shows too (the relay set it before the page drew it)
+    title = "[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent.includes(%r))"
+    t = time.perf_counter()
+    head_button(page, "3", menu="layer")
+    page.wait_for_function(title % "layer 3, head 4 (preview)", timeout=60_000)
+    layer_switch = time.perf_counter() - t
+    page.wait_for_function(title % "layer 3, head 4:", timeout=60_000)
+    layer_exact = time.perf_counter() - t
+    idle(page)
+    layer_box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text="Layer").first
+    assert layer_box.locator("input").input_value() == "3"
+    assert page.locator('.updatemenu-button[aria-label="Show layer 3"][aria-pressed="true"]').count() == 1
+    assert page.locator('.updatemenu-button[aria-label="Show head 4"][aria-pressed="true"]').count() == 1
     page.screenshot(path=str(shots / "bert_attention.png"), full_page=True)
 
     for name in PAGES:
@@ -69,7 +84,8 @@ def test_every_page_in_chromium(server, browser, shots):
     assert page.get_by_test_id("stMain").get_by_text("Learn", exact=False).count() > 0
 
     numbers = {"click_to_first_heatmap_s": round(click_to_heatmap, 2), "head_switch_s": round(head_switch, 2),
-               "head_exact_s": round(head_exact, 2),
+               "head_exact_s": round(head_exact, 2), "layer_switch_s": round(layer_switch, 2),
+               "layer_exact_s": round(layer_exact, 2),
                "head_switch_bytes_received": head_bytes,
                "bert_page_bytes_received": page_bytes, "heatmap_tokens": tokens, "screenshots": str(shots)}
     print("\nbrowser:", json.dumps(numbers))

@@ -347,19 +347,27 @@ def test_chart_text_rings_and_borders_contrast_and_forced_colours_keep_what_carr
 
 
 def test_the_shown_head_says_so_and_the_slider_reads_its_sentence_number(server, browser):
-    """WCAG 4.1.2: exactly the shown head's button is pressed (also after ←/→); the Sentences
+    """WCAG 4.1.2: exactly the shown layer's and head's buttons are pressed (also after ←/→); the Sentences
     slider's value in the accessibility tree is the sentence number its thumb shows (it was the
     option's index)."""
     page = open_page(browser, server, "bert_attention")
     pressed = lambda: page.locator('.updatemenu-button[aria-pressed="true"]').evaluate_all(  # noqa: E731
         "bs => bs.map(b => b.getAttribute('aria-label'))")
-    assert pressed() == ["Show head 1"] and "head 1" in title(page)
+    assert pressed() == ["Show layer 1", "Show head 1"] and "head 1" in title(page)
     page.locator('.updatemenu-button[aria-label="Show head 1"]').first.focus()
     page.keyboard.press("ArrowRight")
     wait_title(page, "head 2")
-    page.wait_for_function("document.querySelector('.updatemenu-button[aria-pressed=\"true\"]')"
-                           ".getAttribute('aria-label') === 'Show head 2'", timeout=10_000)
-    assert pressed() == ["Show head 2"]
+    is_pressed = "[...document.querySelectorAll('.updatemenu-button[aria-pressed=\"true\"]')].some(b => b.getAttribute('aria-label') === %r)"
+    page.wait_for_function(is_pressed % "Show head 2", timeout=10_000)
+    assert pressed() == ["Show layer 1", "Show head 2"]
+    # the layer row by keyboard: layer 2 of head 2, then its exact map; the focus stays on the button
+    page.locator('.updatemenu-button[aria-label="Show layer 1"]').first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_title(page, "layer 2, head 2")
+    wait_title(page, "layer 2, head 2:")
+    page.wait_for_function(is_pressed % "Show layer 2", timeout=10_000)
+    assert pressed() == ["Show layer 2", "Show head 2"]
+    page.wait_for_function("document.activeElement.getAttribute('aria-label') === 'Show layer 2'", timeout=10_000)
     cdp = page.context.new_cdp_session(page)
     sliders = [n for n in cdp.send("Accessibility.getFullAXTree")["nodes"] if n.get("role", {}).get("value") == "slider"
                and "Sentences" in n.get("name", {}).get("value", "")]

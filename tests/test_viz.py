@@ -209,6 +209,49 @@ def test_token_heatmap_previews_of_the_other_heads(head):
         assert abs(hm.z[0, 0] / 255 - _forward(min(block / vmax, 1.0), "sqrt")) <= 0.5 / 255 + 1e-6
 
 
+@pytest.mark.parametrize("head, preview_cells", [(3, 100), (None, None)])
+def test_token_heatmap_layer_buttons_preview_the_shown_head_on_every_layer(head, preview_cells):
+    """``layers=True``: a layer row above the head rows; layer button l shows the shown head on
+    layer l alone (block means on the exact map's clip value, always a preview, the figure's own
+    layer its exact map), retitles and marks layer l and the head; a head button puts the layer
+    row back on the figure's layer; layer clicks always go to the server."""
+    from viz.common import CLIP, _forward
+
+    big = synthetic_trace(n_sent=12, words=30, L=4, H=12, short=())
+    L, T, layer = 4, len(big.tokens), 2
+    plain = A.token_heatmap(big, layer, head, preview_cells=preview_cells)
+    fig = A.token_heatmap(big, layer, head, preview_cells=preview_cells, layers=True)
+    assert len(fig.data) == len(plain.data) + L - 1
+    assert [m.name for m in fig.layout.updatemenus] == ["layer"] + ["head"] * len(plain.layout.updatemenus)
+    assert fig.layout.meta == {"relay": "head" if preview_cells else "layer"}
+    assert [a.text for a in fig.layout.annotations] == ["layer", "head"]
+    k = max(1 if preview_cells is None else -(-T // preview_cells), -(-T // A.LAYER_PREVIEW_CELLS))
+    layer_row = fig.layout.updatemenus[0]
+    assert [b.label for b in layer_row.buttons] == [str(l + 1) for l in range(L)] and layer_row.active == layer
+    name = "mean of heads" if head is None else f"head {head + 1}"
+    for l, button in enumerate(layer_row.buttons):
+        visible = button.args[0]["visible"]
+        assert sum(visible) == 1
+        hm = fig.data[visible.index(True)]
+        title = button.args[1]["title.text"]
+        assert title.startswith(f"BERT layer {l + 1}, {name}") and button.args[1]["updatemenus[0].active"] == l
+        if l == layer:
+            assert hm is fig.data[0] and "(preview)" not in title
+            continue
+        m = big.bert_attention[l].astype(np.float32)
+        m = m.mean(0) if head is None else m[head]
+        assert "(preview)" in title and hm.z.dtype == np.uint8 and hm.z.shape == (-(-T // k),) * 2
+        vmax = np.percentile(m, CLIP)
+        assert abs(hm.z[0, 0] / 255 - _forward(min(m[:k, :k].mean() / vmax, 1.0), "sqrt")) <= 0.5 / 255 + 1e-6
+        marked = [r for r, menu in enumerate(fig.layout.updatemenus[1:]) if button.args[1][f"updatemenus[{r + 1}].active"] != -1]
+        assert len(marked) == 1  # the head rows keep the shown head marked
+    for menu in fig.layout.updatemenus[1:]:
+        for button in menu.buttons:  # a head button: its head on the figure's layer
+            assert sum(button.args[0]["visible"]) == 1 and button.args[0]["visible"].index(True) < len(plain.data)
+            assert button.args[1]["updatemenus[0].active"] == layer
+            assert button.args[1]["title.text"].startswith(f"BERT layer {layer + 1}, ")
+
+
 def test_short_windows_send_every_map_exact():
     fig = A.token_heatmap(synthetic_trace(), 0, 0)  # 40-odd tokens: all 13 maps exact, no relay
     assert fig.layout.meta is None and all(d.z.dtype == np.uint16 for d in fig.data)

@@ -47,12 +47,13 @@ export default function(component) {
     document.addEventListener('click', intent, true);
   }
   const press = (el) => el.dispatchEvent(new MouseEvent('click', {bubbles: true}));
-  const buttonName = (b) => { const t = b.textContent.trim(); return /^\d+$/.test(t) ? 'head ' + t : t; };
+  // a number names a head, or a layer on the menu named 'layer' (viz.attention.token_heatmap)
+  const buttonName = (b, menu) => { const t = b.textContent.trim(); return /^\d+$/.test(t) ? (menu || 'head') + ' ' + t : t; };
   const lost = () => !document.activeElement || document.activeElement === document.body;
 
   // head buttons wider than a narrow chart (a phone, 200 % zoom): flowed into rows that fit, from
   // the chart's left edge, in the top margin Plotly left for them (Plotly's menus do not wrap)
-  const flow = (gd, buttons) => {
+  const flow = (gd, buttons, groups) => {
     const W = gd.getBoundingClientRect().width, right = gd.getBoundingClientRect().right;
     const placed = buttons.map((b) => (b.getAttribute('transform') || '').match(/translate\(([-\d.]+),\s*([-\d.]+)\)/));
     if (!W || placed.some((m) => !m)) return;
@@ -60,9 +61,10 @@ export default function(component) {
     if (ours || !buttons.some((b) => b.getBoundingClientRect().right > right + 1)) return;
     const top = Math.min(...placed.map((m) => parseFloat(m[2])));
     let x = 4, y = top, row = 0;
-    gd.__flowed = buttons.map((b) => {
+    gd.__flowed = buttons.map((b, i) => {
       const r = b.querySelector('rect'), w = parseFloat(r.getAttribute('width')), h = parseFloat(r.getAttribute('height'));
-      if (x + w > W - 4 && x > 4) { x = 4; row += 1; y = top + row * (h + 2); }
+      const next = i > 0 && groups[i] !== groups[i - 1];  // the head buttons start a row below the layer buttons
+      if ((x + w > W - 4 || next) && x > 4) { x = 4; row += 1; y = top + row * (h + 2); }
       const t = `translate(${x},${y})`; x += w + 2;
       b.setAttribute('transform', t);
       return t;
@@ -85,10 +87,11 @@ export default function(component) {
       // whether each button is the head shown: Plotly draws every menu's buttons in menu order
       const menus = (gd._fullLayout && gd._fullLayout.updatemenus) || [];
       const shown = menus.flatMap((menu) => (menu.buttons || []).map((_, k) => menu.active === k));
+      const groups = menus.flatMap((menu) => (menu.buttons || []).map(() => menu.name || 'head'));
       const buttons = [...gd.querySelectorAll('.updatemenu-button')];
       buttons.forEach((b, i) => { b.__pressed = !!shown[i]; });
-      buttons.forEach((b) => {
-        const named = 'Show ' + buttonName(b);  // Plotly may rebind a button to another head on redraw
+      buttons.forEach((b, i) => {
+        const named = 'Show ' + buttonName(b, groups[i]);  // Plotly may rebind a button to another head on redraw
         if (b.getAttribute('aria-label') !== named) {
           b.setAttribute('tabindex', '0'); b.setAttribute('role', 'button'); b.setAttribute('aria-label', named);
         }
@@ -110,7 +113,7 @@ export default function(component) {
           target.focus(); press(target);
         });
       });
-      flow(gd, buttons);
+      flow(gd, buttons, groups);
       // the mode bar's buttons are out of the Tab order (8 a chart): the sidebar's Figure
       // downloads panel downloads any chart by keyboard; named for a screen reader all the same
       for (const a of gd.querySelectorAll('.modebar-btn')) {

@@ -46,21 +46,28 @@ def _blank():
     return blank()
 
 
-# The token heatmap's head buttons switch maps in the browser; a head shown as a preview
+# The token heatmap's head and layer buttons switch maps in the browser; a map shown as a preview
 # (viz.attention.token_heatmap) then needs its exact weights from the server. Streamlit passes no
 # Plotly button clicks to Python, so this component (no HTML, JS in the page) listens for them on
-# the chart marked ``layout.meta.relay`` and sends the clicked head's label as a trigger.
+# the chart marked ``layout.meta.relay`` and sends the clicked button's label as a trigger: "layer"
+# for the layer row, "head" for the head rows (only where ``relay`` is "head": else every head is exact).
 _RELAY_JS = """
 export default function(component) {
   const { setTriggerValue } = component;
   // once the preview has painted (two frames, then 50 ms): the rerun's messages would delay it
   const later = (f) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(f, 50)));
-  const send = (e) => later(() => setTriggerValue('head', e.button.label));
+  const relay = (heads) => (e) => {
+    const which = e.menu && e.menu.name === 'layer' ? 'layer' : 'head';
+    if (which === 'layer' || heads) later(() => setTriggerValue(which, e.button.label));
+  };
+  const both = relay(true), layers = relay(false);
   const hook = () => {
     for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-      if (!(gd.layout && gd.layout.meta && gd.layout.meta.relay === 'head') || gd.__headRelay === send) continue;
-      if (gd.__headRelay) gd.removeListener('plotly_buttonclicked', gd.__headRelay);
-      gd.__headRelay = send;
+      const mode = gd.layout && gd.layout.meta && gd.layout.meta.relay;
+      const send = mode === 'head' ? both : mode === 'layer' ? layers : null;
+      if (!send || gd.__relay === send) continue;
+      if (gd.__relay) gd.removeListener('plotly_buttonclicked', gd.__relay);
+      gd.__relay = send;
       gd.on('plotly_buttonclicked', send);
     }
   };
@@ -71,21 +78,31 @@ export default function(component) {
 """
 
 
-_head_relay = st.components.v2.component("microscope_head_relay", js=_RELAY_JS)
+_relay = st.components.v2.component("microscope_head_relay", js=_RELAY_JS)
 
 
-def head_map(trace, layer: int, key: str, plot_key: str, **kwargs):
+def head_map(trace, layer: int, key: str, plot_key: str, layer_key: str | None = None, **kwargs):
     """The token heatmap of ``layer`` on the head kept in session ``key`` (None = mean), exact;
-    a head button's click comes back through the relay, which stores that head and reruns."""
-    clicked = _head_relay(key=f"{key}_relay", on_head_change=lambda: None).head
-    if clicked is not None:
+    a head button's click comes back through the relay, which stores that head and reruns.
+    ``layer_key``: the figure has layer buttons too, and a click stores its layer there (in the
+    trigger's callback, which runs before the page draws that key's selector)."""
+    relay_key = f"{key}_relay"
+
+    def take_layer():
+        label = (st.session_state.get(relay_key) or {}).get("layer")
+        if layer_key and str(label).isdigit() and 1 <= int(label) <= len(trace.bert_attention):  # the browser's word
+            st.session_state[layer_key] = int(label) - 1
+
+    clicked = _relay(key=relay_key, on_head_change=lambda: None, on_layer_change=take_layer).head
+    if clicked == "mean" or (str(clicked).isdigit() and 1 <= int(clicked) <= trace.bert_attention.shape[1]):
         st.session_state[key] = None if clicked == "mean" else int(clicked) - 1
     st.session_state.setdefault(key, 0)  # there from the first draw: a class counts a later pick as a change
     head = st.session_state.get(state.keep(key), 0)
     from viz.attention import token_heatmap
 
     teaching = bool(st.session_state.get(state.TEACHING))  # its students follow the head: every pick goes to the server
-    plot(figure(token_heatmap, trace, layer, head, relay=teaching, **kwargs), key=plot_key)
+    plot(figure(token_heatmap, trace, layer, head, relay=teaching, layers=layer_key is not None, **kwargs),
+         key=plot_key)
 
 
 CAPTURE = state.CAPTURE  # while a story's slide is made: the figures plot() is given, in order

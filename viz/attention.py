@@ -43,12 +43,13 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
 
 
 PREVIEW_CELLS = 160  # the heads not shown ride along block-averaged to at most this many cells a side
+LAYER_PREVIEW_CELLS = 80  # the other layers, coarser: 11 of them (BERT-base) then add ~0.1 MB, not ~0.4
 
 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
                   sentence_range: tuple[int, int] | None = None, colorscale: str = "Viridis",
                   scale: str = "sqrt", height: int = 720, preview_cells: int | None = PREVIEW_CELLS,
-                  what: str = "weight", relay: bool = False) -> go.Figure:
+                  what: str = "weight", relay: bool = False, layers: bool = False) -> go.Figure:
     """Token × token attention of one layer: queries down, keys across. ``what`` the maps hold, as
     the hover, colour bar and title say it ("weight"; e.g. "norm-weighted share").
 
@@ -63,6 +64,11 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
     sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
     a light page: at 470 tokens their entropy alone is 1.4-1.9 MB (benchmarks/README.md).
+
+    ``layers=True``: a row of layer buttons too, each showing the same head on that layer as a
+    preview (uint8 levels of blocks, at most ``LAYER_PREVIEW_CELLS`` a side), whose exact map the
+    page always asks for (``meta.relay`` "layer" when head clicks need no server): a layer switch
+    draws at once, like a head's.
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
@@ -71,36 +77,57 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     n = len(index)
     k = 1 if preview_cells is None or n <= preview_cells else -(-n // preview_cells)  # block side of a preview
-    traces, titles = {}, {}
     hover = f"query %{{y}}<br>key %{{x}}<br>{what} " + WEIGHT_HOVER + "<extra></extra>"
     shown = "" if what == "weight" else f" ({what})"
+    name = lambda h: "mean of heads" if h is None else f"head {h + 1}"
+
+    def preview(m: np.ndarray, k: int = k) -> go.Heatmap:
+        """Block means of ``m``, coloured like its exact map would be (the same clip value)."""
+        vmax = float(np.percentile(m, CLIP)) if scale != "linear" else float(m.max())
+        z, vmax = quantize(block_means(m, k), vmax=vmax, scale=scale)
+        return go.Heatmap(x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=colorscale,
+                          visible=False, colorbar=level_colorbar(vmax, what.split()[-1], scale=scale,
+                                                                   clipped=bool(m.max() > vmax)),
+                          hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
+                                        "the exact weights are on their way<extra></extra>")
+
+    traces, titles = {}, {}
     for h, m in zip(heads, maps):
-        name = "mean of heads" if h is None else f"head {h + 1}"
         exact = h == head or k == 1
-        if exact:
-            args = dict(x=labels, y=labels, hovertemplate=hover, **weight_map(m, colorscale, scale, what.split()[-1]))
-        else:  # a preview: block means, coloured like the exact map (the same clip value)
-            vmax = float(np.percentile(m, CLIP)) if scale != "linear" else float(m.max())
-            z, vmax = quantize(block_means(m, k), vmax=vmax, scale=scale)
-            args = dict(x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=colorscale,
-                        colorbar=level_colorbar(vmax, what.split()[-1], scale=scale, clipped=bool(m.max() > vmax)),
-                        hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
-                                      "the exact weights are on their way<extra></extra>")
-        traces[h] = go.Heatmap(name=name, visible=h == head, **args)
-        titles[h] = f"BERT layer {layer + 1}, {name}{shown}{'' if exact else ' (preview)'}: {n} × {n} tokens"
+        traces[h] = (go.Heatmap(x=labels, y=labels, hovertemplate=hover, visible=h == head,
+                                **weight_map(m, colorscale, scale, what.split()[-1])) if exact else preview(m))
+        traces[h].name = name(h)
+        titles[h] = f"BERT layer {layer + 1}, {name(h)}{shown}{'' if exact else ' (preview)'}: {n} × {n} tokens"
     # The shown (exact) map first: Plotly orders a category axis by first appearance, and a
     # preview names only every k-th token (an explicit categoryarray made each switch ~1.5x slower).
     order = [head] + [h for h in heads if h != head]
-    fig = go.Figure([traces[h] for h in order])
+    data = [traces[h] for h in order]
+    others = [l for l in range(len(trace.bert_attention)) if layers and l != layer]
+    layer_titles = {layer: titles[head]}
+    kl = max(k, -(-n // LAYER_PREVIEW_CELLS))
+    for l in others:  # the shown head on every other layer (always previews: the exact map comes from the server)
+        m = trace.bert_attention[l][:, index][:, :, index].astype(np.float32)
+        data.append(preview(m.mean(0) if head is None else m[head], kl))
+        data[-1].name = f"layer {l + 1}, {name(head)}"
+        layer_titles[l] = f"BERT layer {l + 1}, {name(head)}{shown} (preview): {n} × {n} tokens"
+    fig = go.Figure(data)
     rows = head_rows(heads)
+    lrows = head_rows(list(range(len(trace.bert_attention)))) if layers else []
+    menus = (layer_menus(lrows, layer, head, rows, others, len(data), layer_titles)
+             + head_menus(rows, head, order, titles, len(data), lrows, layer))
+    plot_px = height - 130 - 60 - 32 * (len(rows) + len(lrows))
+    for r, menu in enumerate(menus):  # the first row on top
+        menu["y"] = 1.0 + 32 * (len(menus) - 1 - r) / max(plot_px, 1)
+    relayed = "head" if k > 1 or relay else "layer" if layers else None
     # the title at the figure's top edge, the button rows below it (Plotly's default puts the
     # title in the middle of the top margin, where the buttons are)
     fig.update_layout(title=dict(text=titles[head], y=1, yref="container", yanchor="top", pad=dict(t=10)),
-                      height=height, margin=dict(l=130, r=10, t=60 + 32 * len(rows), b=130),
-                      shapes=_sentence_lines(trace, index), meta=dict(relay="head") if k > 1 or relay else None,
-                      updatemenus=head_menus(rows, head, order, titles, height - 130 - 60 - 32 * len(rows)),
-                      annotations=[dict(text="head", x=0, xanchor="right", y=1.0, yanchor="bottom",
-                                        xref="paper", yref="paper", showarrow=False, yshift=8)])
+                      height=height, margin=dict(l=130, r=10, t=60 + 32 * len(menus), b=130),
+                      shapes=_sentence_lines(trace, index), meta=dict(relay=relayed) if relayed else None,
+                      updatemenus=menus,
+                      annotations=[dict(text=label, x=0, xanchor="right", y=menus[first]["y"], yanchor="bottom",
+                                        xref="paper", yref="paper", showarrow=False, yshift=8)
+                                   for label, first in (("layer", 0), ("head", len(lrows)))[0 if layers else 1:]])
     # At most 40 labels per axis (more appear on zoom) and fixed margins: Plotly then skips
     # measuring hundreds of labels, which made each draw ~3x slower (benchmarks/plotly_ab.py).
     ticks = dict(type="category", nticks=40, automargin=False)
@@ -117,18 +144,47 @@ def head_rows(heads: list) -> list[list]:
     return [heads[i:i + size] for i in range(0, len(heads), size)]
 
 
-def head_menus(rows: list[list], head, order: list, titles: dict, plot_px: int) -> list[dict]:
-    """One Plotly button menu per row, the first row on top; a button shows its head, retitles the
-    figure and marks itself alone as active (the other rows' ``active`` set to −1)."""
-    def button(r, h):
-        active = {f"updatemenus[{o}].active": row.index(h) if o == r else -1 for o, row in enumerate(rows)}
-        return dict(label="mean" if h is None else str(h + 1), method="update",
-                    args=[{"visible": [g == h for g in order]}, {"title.text": titles[h], **active}])
+def _menu(name: str, buttons: list[dict], active: int) -> dict:
+    return dict(type="buttons", name=name, direction="right", buttons=buttons, active=active, showactive=True,
+                x=0, xanchor="left", yanchor="bottom", pad=dict(t=4, b=4), font=dict(size=11))
 
-    return [dict(type="buttons", direction="right", buttons=[button(r, h) for h in row],
-                 active=row.index(head) if head in row else -1, showactive=True, x=0, xanchor="left",
-                 y=1.0 + 32 * (len(rows) - 1 - r) / max(plot_px, 1), yanchor="bottom", pad=dict(t=4, b=4),
-                 font=dict(size=11)) for r, row in enumerate(rows)]
+
+def _active(rows: list[list], value, offset: int = 0) -> dict:
+    """Plotly ``update`` args marking the button of ``value`` alone as active in menus ``offset``…"""
+    return {f"updatemenus[{offset + o}].active": row.index(value) if value in row else -1 for o, row in enumerate(rows)}
+
+
+def head_menus(rows: list[list], head, order: list, titles: dict, n_traces: int | None = None,
+               lrows: list[list] = (), layer: int | None = None) -> list[dict]:
+    """One Plotly button menu per row of heads (after the ``lrows`` layer menus); a button shows
+    its head on the figure's ``layer``, retitles the figure and marks itself alone as active, and
+    the layer rows back on ``layer``."""
+    n_traces = n_traces or len(order)
+
+    def button(h):
+        visible = [g == h for g in order] + [False] * (n_traces - len(order))
+        return dict(label="mean" if h is None else str(h + 1), method="update",
+                    args=[{"visible": visible}, {"title.text": titles[h], **_active(lrows, layer),
+                                                 **_active(rows, h, len(lrows))}])
+
+    return [_menu("head", [button(h) for h in row], row.index(head) if head in row else -1) for row in rows]
+
+
+def layer_menus(lrows: list[list], layer: int, head, hrows: list[list], others: list[int], n_traces: int,
+                titles: dict) -> list[dict]:
+    """The layer rows: a button shows ``head`` on its layer (the trace after the head maps, in
+    ``others``' order; the figure's own layer is its first trace), marks itself alone as active
+    and the head rows on ``head``."""
+    first = n_traces - len(others)  # where the other layers' previews start
+
+    def button(l):
+        visible = [False] * n_traces
+        visible[0 if l == layer else first + others.index(l)] = True
+        return dict(label=str(l + 1), method="update",
+                    args=[{"visible": visible}, {"title.text": titles[l], **_active(lrows, l),
+                                                 **_active(hrows, head, len(lrows))}])
+
+    return [_menu("layer", [button(l) for l in row], row.index(layer) if layer in row else -1) for row in lrows]
 
 
 def block_means(m: np.ndarray, k: int) -> np.ndarray:
