@@ -18,8 +18,9 @@ except (OSError, AttributeError):  # not glibc
 
 import streamlit as st  # noqa: E402
 import torch  # noqa: E402
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
-from ui import a11y, classroom, figures, link, present, state, story  # noqa: E402
+from ui import a11y, classroom, figures, link, present, state, story, wire  # noqa: E402
 from ui.classroom import homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
@@ -32,6 +33,7 @@ from ui.widgets import (REFERENCE, REFERENCE_OF, example_text, examples, load_re
                         load_upload, result_caption, set_document)
 
 st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
+wire.set_deflate_level()  # once per server process: every later connection deflates at level 1
 start_session()
 state.carry_widgets()
 
@@ -225,12 +227,17 @@ try:  # its question, when it takes answers
 except Exception as e:  # noqa: BLE001  never a traceback in the browser; the page still draws
     unexpected(e)
 shared(classroom.publish_mine, document_store(), pg.url_path)  # before the page: students start on the new view
+drawn = False  # the page ran to its end (or its own st.stop): not cut short by the next run
 try:  # while the teacher's page is still drawing
     pg.run()
+    drawn = True
+except StopException:
+    drawn = True
+    raise
 except Exception as e:  # noqa: BLE001  st.stop/st.rerun are BaseExceptions: they pass
     unexpected(e)
 finally:  # and what the page itself set (defaults, a lesson), also after a page's st.stop
-    shared(classroom.publish_mine, document_store(), pg.url_path)
+    shared(classroom.publish_mine, document_store(), pg.url_path, drawn)
     store_notice(store_down)
     a11y.downloads_panel(chart_downloads, figures.drawn_names())
     story.chart_picker(story_charts, figures.drawn_charts())

@@ -7,7 +7,7 @@ import streamlit as st
 
 from model.summarizer import CONTROL
 from ui import a11y, state, view
-from ui.figures import html_block, plot
+from ui.figures import html_block, plot, shared_figure
 from ui.resources import get_model, model_slots
 from ui.runs import asked, cached, peek, seconds_per_window
 from ui.widgets import need_trace
@@ -91,7 +91,7 @@ st.caption(f"On average, position {moves(bias, f'the scores of the first {lead} 
            + ". Orange: the score with a neutral position (every sentence gets the mean position row).")
 left, right = st.columns([3, 2], gap="large")
 with left:
-    plot(E.position_chart(ex), key="why_position")
+    plot(shared_figure(trace, ("why_position",), lambda: E.position_chart(ex)), key="why_position")
 with right:
     st.html("".join(f"<p>{'★ ' if i in ex['selected'] else ''}{html.escape(E.position_reading(ex, i, unseen))}</p>"
                     for i in ex["selected"]))

@@ -33,8 +33,9 @@ def my_view(page: str) -> dict | None:
             "lesson": st.session_state.get(STEP)}
 
 
-def publish_mine(store, page: str) -> None:
-    """A teacher's run: publish what this session shows (nothing before a Summarize or out of class)."""
+def publish_mine(store, page: str, drawn: bool = False) -> None:
+    """A teacher's run: publish what this session shows (nothing before a Summarize or out of class);
+    ``drawn``: after the page ran to its end (``store.publish``)."""
     from ui.link import save_document
 
     code, view = st.session_state.get(TEACHING), my_view(page)
@@ -43,7 +44,7 @@ def publish_mine(store, page: str) -> None:
         save_document()  # a document summarized while the store was down, first: students read it
         keep_own_lesson(store, code)
         warm_lesson(code)
-        if not publish(store, code, view, st.session_state.get(LEADER, "")):
+        if not publish(store, code, view, st.session_state.get(LEADER, ""), drawn):
             led_elsewhere(code)
 
 

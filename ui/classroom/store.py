@@ -80,12 +80,14 @@ def end(store, code: str, leader: str) -> bool:
     return bool(done)
 
 
-def publish(store, code: str, view: dict, leader: str) -> bool:
+def publish(store, code: str, view: dict, leader: str, drawn: bool = False) -> bool:
     """The teacher's view now; the version moves only if it changed (then the static file too).
-    Pickers that only appeared (a page's widgets drawn for the first time, at their defaults) are
-    stored without moving it: a student on the view before them draws the same defaults, since
-    taking a view drops the pickers it does not name (``apply_pending``). So a student reruns once
-    per step of the teacher, not once more after the teacher's page has drawn.
+    ``drawn``: published after the page ran to its end; pickers that only appeared then (the page's
+    widgets drawn for the first time, at their defaults) are stored without moving it: a student on
+    the view before them draws the same defaults, since taking a view drops the pickers it does not
+    name (``apply_pending``). So a student reruns once per step of the teacher, not once more after
+    the teacher's page has drawn. At any other time (before the page, a run cut short by the next
+    one) a picker that appears may hold the teacher's new choice: it moves the version.
     Only the session that leads the class writes (checked in the write itself); → whether it leads."""
     text = json.dumps(view, sort_keys=True)
     rows = store.run("SELECT c.state FROM classes c JOIN leads l ON l.code = c.code WHERE c.code = ? AND "
@@ -96,7 +98,7 @@ def publish(store, code: str, view: dict, leader: str) -> bool:
         return True
     old, view = json.loads(rows[0][0]), json.loads(text)  # (both as JSON has them: tuples are lists)
     pickers, before = view.get("pickers") or {}, old.get("pickers") or {}
-    only_added = ({**old, "pickers": None} == {**view, "pickers": None}
+    only_added = (drawn and {**old, "pickers": None} == {**view, "pickers": None}
                   and all(k in pickers and pickers[k] == v for k, v in before.items()))
     done = store.run(f"UPDATE classes SET state = ?, version = version + ? WHERE code = ? AND {LEADS} "
                      "RETURNING version", (text, 0 if only_added else 1, code, code, leader), True)
