@@ -46,7 +46,8 @@ from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
            "head_switch_s": ("<=", 0.15), "layer_button_s": ("<=", 0.3), "throttled_first_heatmap_s": ("<=", 2.0),
-           "workshop_cpu_s_per_student": ("<=", 0.3), "workshop_failures": ("<=", 0),
+           "workshop_cpu_s_per_student": ("<=", 0.3), "workshop_2_processes_cpu_s_per_student": ("<=", 0.3),
+           "workshop_failures": ("<=", 0),
            "workshop_2_processes_p95_ratio": ("<", 1.0),
            "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0),
            "explain_selected_traced_ratio": ("<=", 3.0), "rollout_ratio": ("<=", 0.2), "head_stats_ratio": ("<=", 0.1),
@@ -112,6 +113,9 @@ def run(quick: bool) -> dict:
         "throttled_layer_switch_s": b["throttled_median"].get("layer_switch_s"),
         "bert_page_wire_bytes": b["median"].get("click_to_first_heatmap_wire_bytes"),
         "workshop_cpu_s_per_student": w1["server_cpu_s_per_student"], "workshop_failures": w1["failures"] + w2["failures"],
+        # behind scripts/serve.py's nginx (which serves Streamlit's browser code): the app processes and nginx
+        "workshop_2_processes_cpu_s_per_student": round(w2["server_cpu_s_per_student"]
+                                                        + (w2.get("proxy_cpu_s_per_student") or 0), 3),
         "workshop_p95_s": {k: v.get("p95") for k, v in w1["steps"].items()},
         "workshop_2_processes_p95_s": {k: v.get("p95") for k, v in w2["steps"].items()},
         "workshop_2_processes_p95_ratio": round(p95(w2) / p95(w1), 3),

@@ -148,21 +148,22 @@ def machine_cpu_seconds() -> float:
 
 
 def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, throttle: bool,
-             pids: list[int], warm_urls: list[str]) -> dict:
+             pids: list[int], warm_urls: list[str], proxy_pids: list[int] = ()) -> dict:
     texts = documents(data, students + 1) if own else [None] * (students + 1)
     for warm_url in warm_urls:  # the teacher's try on each process: the model loads, the example is cached
         warm = asyncio.run(drive(warm_url, texts[:1], timeout_s, throttle))[0]
-    cpu0, busy0 = cpu(pids), machine_cpu_seconds()
+    cpu0, busy0, proxy0 = cpu(pids), machine_cpu_seconds(), cpu(proxy_pids)
     t = time.perf_counter()
     runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle))
     wall = time.perf_counter() - t
-    used, busy = cpu(pids) - cpu0, machine_cpu_seconds() - busy0
+    used, busy, proxy = cpu(pids) - cpu0, machine_cpu_seconds() - busy0, cpu(proxy_pids) - proxy0
     failed = [r for r in runs if "failed" in r]
     return {"students": students, "documents": "own" if own else "same example", "throttled": throttle,
             "processes": len(pids), "wall_s": round(wall, 1), "warm_up": warm,
             "steps": {s: stats([r["times"][s] for r in runs if s in r["times"]]) for s in STEPS},
             "failures": len(failed), "failed": [{k: r[k] for k in ("failed", "error")} for r in failed],
             "server_cpu_s_per_student": round(used / students, 3) if pids else None,
+            "proxy_cpu_s_per_student": round(proxy / students, 3) if proxy_pids else None,  # nginx
             "machine_busy_cpu_s": round(busy, 1), "machine_cpu_s_available": round(wall * (os.cpu_count() or 1), 1),
             "server_cpu_s": round(used, 1) if pids else None,
             "server_peak_mb": [rss_mb(p)["hwm_mb"] for p in pids]}
@@ -411,8 +412,9 @@ def report(r: dict) -> None:
     for step, s in r["steps"].items():
         print(f"{step:16} {s['n']:>3} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}")
     if r["server_cpu_s_per_student"] is not None:
-        print(f"server CPU per student flow: {r['server_cpu_s_per_student']} s; peak memory per process (MB): "
-              f"{', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
+        print(f"server CPU per student flow: {r['server_cpu_s_per_student']} s"
+              + (f" (+ nginx {r['proxy_cpu_s_per_student']} s)" if r.get("proxy_cpu_s_per_student") is not None else "")
+              + f"; peak memory per process (MB): {', '.join(f'{m:.0f}' for m in r['server_peak_mb'])}")
     print(f"CPU seconds during the run: the machine was busy {r['machine_busy_cpu_s']} of "
           f"{r['machine_cpu_s_available']} ({os.cpu_count()} cores × {r['wall_s']} s); the app server(s) "
           f"{r['server_cpu_s']}, the rest the students' Chromium and Playwright")
@@ -463,7 +465,7 @@ def main(argv=None) -> dict:
         env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
         with Cluster(args.processes, logs, env=env) as cluster:
             result = rehearse(cluster.url + "/", args.students, args.own, args.data, args.timeout, args.throttle,
-                              cluster.pids(), [s.url + "/" for s in cluster.servers])
+                              cluster.pids(), [s.url + "/" for s in cluster.servers], cluster.proxy_pids())
     report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
