@@ -16,7 +16,7 @@ from ui.view import HEADS_VIEWS
 from ui.figures import head_map, plot
 from ui.models import backbone_name
 from ui.resources import get_model
-from ui.runs import asked, cached, peek, run_trace, seconds_per_window, side_by_side
+from ui.runs import asked, cached, head_stats, peek, run_trace, seconds_per_window, side_by_side
 from ui.widgets import COLORSCALES, need_trace, window_caption
 from ui.export import frame_csv
 from ui.state import keep
@@ -45,7 +45,7 @@ untrained = trace.summary.weights == "untrained"
 st.session_state.setdefault("heads_view", VIEWS[0])  # not default=: the kept value is written back every run
 view = st.segmented_control("View", VIEWS, key=keep("heads_view"), required=True) or VIEWS[0]
 
-stats = cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+stats = head_stats(params, trace)
 gradient = peek("gradient", params)
 if gradient is None and view != VIEWS[3]:
     stop = asked("gradient", "Each head's importance (the gradient estimate)", len(trace.windows),

@@ -31,11 +31,10 @@ def measured(store, step: dict) -> dict | None:
     """The Heads page's statistics of every head ({"bert"|"inter": {name: [L, H]}}) on the step's
     document and settings, from the server's result cache (computed once); None: its document is
     no longer on this server."""
-    from analysis import heads as AH
     from ui import present
     from ui.errors import shared
     from ui.models import weights_choices
-    from ui.runs import cached, run_trace
+    from ui.runs import head_stats, run_trace
 
     view = step["view"]
     text = shared(present.document_of, store, view)
@@ -45,7 +44,7 @@ def measured(store, step: dict) -> dict | None:
     params = dict(text=text, k=int(view.get("k", 3)), block_trigram=bool(view.get("tb", True)),
                   weights=weights or weights_choices()[0], device=st.session_state.get("device") or "cpu")
     trace = run_trace(**params, window=int(view.get("win") or 0))
-    return cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+    return head_stats(params, trace)
 
 
 def statistics(model: str) -> dict[str, str]:

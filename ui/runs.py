@@ -112,6 +112,15 @@ def trace_key(trace) -> tuple | None:
     return _TRACE_KEYS.get(id(trace))
 
 
+def head_stats(params: dict, trace) -> dict:
+    """The Heads page's statistics of every head of ``trace`` ({"bert"|"inter": {name: [L, H]}}),
+    in the server-wide result cache under ``params`` and the BERT window: the page, a lesson's
+    warm-up and the question editor read and write the one entry."""
+    from analysis import heads as AH
+
+    return cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+
+
 def run_mixing(trace):
     """What the model used (``analysis.mixing.mixing``) in the Trace's BERT window, cached beside it
     in the server-wide bounded cache; a progress bar while it runs."""

@@ -33,7 +33,7 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
     settings; ``texts``: each step's document, None: the class's); → what was computed, (step, result)."""
     from analysis import heads as AH
     from ui.resources import get_model, model_slots
-    from ui.runs import cached, run_trace, trace_key
+    from ui.runs import cached, head_stats, run_trace, trace_key
 
     model = get_model(class_params["weights"], class_params["device"])
     k, block = class_params["k"], class_params["block_trigram"]
@@ -51,8 +51,7 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
                         return explain(model, text, k, block, None, mask_heads=(), trace=trace)
                 cached("explanation", params, compute, None)
             elif what == "stats":
-                cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)},
-                       trace.window)
+                head_stats(params, trace)
             elif what == "gradient" and len(trace.windows) <= 4:  # a long document's: only when asked (ui.runs.asked)
                 cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))),
                        model_run=True)
