@@ -41,7 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import browser, corpus, explain, figures, heads, long_document, mixing, model, peer, what_if
+from benchmarks import (browser, corpus, explain, figures, heads, long_document, mixing, model, peer,
+                        student_steps, what_if)
 from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
 TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
@@ -171,6 +172,8 @@ def smoke(folder: Path) -> dict:
         "long_document": lambda: long_document.main(["--chars", "6000", "--json", out("long_document")])["steps"],
         "workshop": lambda: workshop(["--students", "1", "--same-example", "--json", out("workshop")])["steps"],
         "class": lambda: workshop(["--follow", "--students", "1", "--idle", "1", "--json", out("class")])["per_step"],
+        "student_steps": lambda: student_steps.main(["--students", "1", "--switches", "2", "--json",
+                                                     out("student_steps")])["students"],
     }
     if importlib.util.find_spec("bertviz"):
         parts["peer"] = lambda: peer.main(["--render-tokens", "128", "--views", "model_view", "--timeout", "90",
