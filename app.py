@@ -34,6 +34,7 @@ from ui.widgets import (REFERENCE, REFERENCE_OF, example_text, examples, load_re
 
 st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
 wire.set_deflate_level()  # once per server process: every later connection deflates at level 1
+wire.keep_static()  # once per server process: Streamlit's browser code from memory, gzipped
 start_session()
 state.carry_widgets()
 

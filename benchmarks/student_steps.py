@@ -100,8 +100,9 @@ def main(argv=None) -> dict:
                     runs.append(out)
                     print(out, flush=True)
                 cpu, size = cpu_seconds(pid), 0
-                for u in loaded:
-                    size += len(urllib.request.urlopen(u).read())
+                for u in loaded:  # as Chromium asks: bytes as sent (gzipped where the server gzips)
+                    asked = urllib.request.Request(u, headers={"Accept-Encoding": "gzip, deflate, br"})
+                    size += len(urllib.request.urlopen(asked).read())
                 static = {"files": len(loaded), "bytes": size, "server_cpu_s": round(cpu_seconds(pid) - cpu, 3)}
                 print("a new browser's /static/ files, fetched alone:", static, flush=True)
                 switch = layer_switches(browser, url, pid, text, args.switches)

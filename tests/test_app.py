@@ -171,7 +171,11 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     """Two browser sessions (AppTest) on the same document's BERT attention page get the same
     figure object from the server-wide cache, hence the same bytes; the cache stays within its
     byte budget."""
+    import json
+
     import plotly.graph_objects as go
+    import plotly.io
+    import plotly.tools
     from streamlit.testing.v1 import AppTest
 
     from ui.cache import BoundedCache, figure_bytes
@@ -188,8 +192,12 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     cache = figure_cache()
     maps = [v for k, (v, _) in cache._items.items() if "token_heatmap" in k]
     assert len(maps) == 1 and "head 1:" in maps[0].layout.title.text  # built once, for both sessions
+    # what was sent is the figure's own JSON, though drawn from its copy kept for the wire
+    plain = plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(maps[0], True), validate=False)
+    assert maps[0]._wire is not maps[0] and json.loads(specs[0]) == json.loads(plain)
     assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
-    small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(maps[0]), size=figure_bytes)
+    assert figure_bytes(maps[0]) > figure_bytes(go.Figure(maps[0]))  # the copy for the wire counts
+    small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(go.Figure(maps[0])), size=figure_bytes)
     for layer in range(5):  # copies of the figure, as if for five layers
         small.get(layer, lambda: go.Figure(maps[0]))
         assert small.nbytes <= small.max_bytes

@@ -32,3 +32,75 @@ def test_the_level_from_the_environment(monkeypatch):
     for raw, level in (("6", 6), ("0", 0), ("", 1), ("12", 1), ("x", 1)):
         monkeypatch.setenv("MICROSCOPE_DEFLATE_LEVEL", raw)
         assert wire.level() == level
+
+
+def call(app, path: str, method: str = "GET", **headers):
+    """One HTTP request straight to an ASGI app: (status, headers, body)."""
+    import asyncio
+
+    from starlette.datastructures import Headers
+
+    scope = {"type": "http", "method": method, "path": path, "root_path": "", "query_string": b"",
+             "http_version": "1.1", "scheme": "http", "server": ("test", 80), "client": ("test", 1),
+             "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]}
+    sent, asked = [], []
+
+    async def receive():  # the request, then nothing until the response is sent (no disconnect)
+        if asked:
+            await asyncio.Event().wait()
+        asked.append(1)
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], Headers(raw=sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatch, tmp_path):
+    """Streamlit's own static handler, on its own folder: a file comes gzipped to a browser that
+    takes gzip and as is to one that does not, with Starlette's ETag and Streamlit's cache
+    headers; If-None-Match, Range and HEAD keep Starlette's answers; another folder's file is
+    still read from disk each time (a class's version file changes)."""
+    import gzip
+    import os
+
+    import streamlit
+    from starlette.staticfiles import StaticFiles
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    from ui import wire
+
+    monkeypatch.setattr(StaticFiles, "file_response", StaticFiles.file_response)  # undone after
+    folder = os.path.join(os.path.dirname(streamlit.__file__), "static")
+    js = max((f for f in os.listdir(os.path.join(folder, "static", "js")) if f.endswith(".js")),
+             key=lambda f: os.path.getsize(os.path.join(folder, "static", "js", f)))
+    path = f"/static/js/{js}"
+    raw = open(os.path.join(folder, "static", "js", js), "rb").read()
+    handler = create_streamlit_static_handler(folder, None)
+    before = call(handler, path, accept_encoding="gzip, deflate, br")
+    wire.keep_static.cache_clear()
+    try:
+        assert wire.keep_static()
+        for _ in range(2):  # the second from memory
+            status, headers, body = call(handler, path, accept_encoding="gzip, deflate, br")
+            assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == raw
+            assert len(body) < len(raw) / 2 and int(headers["content-length"]) == len(body)
+            for name in ("etag", "cache-control", "content-type", "last-modified"):
+                assert headers[name] == before[1][name], name
+        status, headers, body = call(handler, path)
+        assert status == 200 and body == raw and "content-encoding" not in headers
+        assert call(handler, path, if_none_match=before[1]["etag"])[0] == 304
+        status, headers, body = call(handler, path, range="bytes=0-99")
+        assert status == 206 and body == raw[:100]
+        status, headers, body = call(handler, path, "HEAD")
+        assert status == 200 and body == b"" and int(headers["content-length"]) == len(raw)
+
+        other = StaticFiles(directory=tmp_path)
+        (tmp_path / "ABCD.json").write_text('{"version": 1}')
+        assert call(other, "/ABCD.json", accept_encoding="gzip")[2] == b'{"version": 1}'
+        (tmp_path / "ABCD.json").write_text('{"version": 22}')
+        assert call(other, "/ABCD.json", accept_encoding="gzip")[2] == b'{"version": 22}'
+    finally:
+        wire.keep_static.cache_clear()

@@ -29,7 +29,24 @@ def shared_figure(trace, name: tuple, build):
     figure depends on (the Trace's key already holds the document, k, trigram blocking, weights,
     device, window and switched-off heads)."""
     key = trace_key(trace)
-    return build() if key is None else figure_cache().get((key, *name), build)
+    return build() if key is None else figure_cache().get((key, *name), lambda: wired(build()))
+
+
+def wired(fig):
+    """A shared figure keeps, as ``fig._wire``, a copy whose arrays are already in plotly.js's
+    base64 form. ``st.plotly_chart`` converts every NumPy array of a figure again on each draw,
+    and each conversion asks narwhals whether the array is a dataframe: ~20 ms for a token map
+    with its previews, ~7 ms for the copy, for the ~30 ms the copy costs once
+    (benchmarks.student_steps). Both serialize to the same JSON (tests/test_app.py)."""
+    import plotly.graph_objects as go
+
+    if isinstance(fig, go.Figure):
+        fig._wire = go.Figure(fig.to_dict())
+    return fig
+
+
+def _for_wire(fig):
+    return getattr(fig, "_wire", None) or fig
 
 
 def preload_plotly():
@@ -123,11 +140,11 @@ def plot(fig, key: str | None = None):
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
     if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
-        st.plotly_chart(fig, key=key, config=config)
+        st.plotly_chart(_for_wire(fig), key=key, config=config)
     else:
         st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
-            st.plotly_chart(fig, key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
+            st.plotly_chart(_for_wire(fig), key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
     text_alternative(fig)
     drawn, what = st.session_state.setdefault(DRAWN, []), kind(key)
     if what and all(d[1] != what for d in drawn):  # once per kind and page

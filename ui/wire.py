@@ -9,6 +9,7 @@ server's very first session) keep uvicorn's default."""
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 
 DEFAULT_LEVEL = 1
@@ -38,4 +39,49 @@ def set_deflate_level() -> bool:
             super().__init__(*args, compress_settings={**(compress_settings or {}), "level": n}, **kwargs)
 
     impl.ServerPerMessageDeflateFactory = Leveled
+    return True
+
+
+COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml")
+
+
+@functools.cache  # once per server process
+def keep_static() -> bool:
+    """Serve Streamlit's own browser code (the package's ``static`` folder: 144 files, 9.6 MB to a
+    new browser on a student's flow) from memory, gzipped where the browser takes it. Starlette's
+    FileResponse reads each file in 64 KB chunks, each a hop to a worker thread, for 0.11-0.15 of
+    the ~0.35 CPU-s a student costs one process (benchmarks.student_steps). A file is read, and
+    gzipped at level 6, once, at its first request; the headers, ``If-None-Match`` and Streamlit's
+    cache headers stay Starlette's and Streamlit's. Range and HEAD requests, and every other
+    folder (the app's own ``static/``, whose class files change), go to Starlette as before.
+    Browsers that loaded before app.py first ran (the server's very first session) got the files
+    from disk. False (nothing changed) where Starlette's StaticFiles is not there."""
+    try:
+        import streamlit
+        from starlette.datastructures import Headers
+        from starlette.responses import FileResponse, Response
+        from starlette.staticfiles import StaticFiles
+    except ImportError:
+        return False
+    root = os.path.join(os.path.dirname(streamlit.__file__), "static") + os.sep
+    base, kept = StaticFiles.file_response, {}
+
+    def file_response(self, full_path, stat_result, scope, status_code=200):
+        response = base(self, full_path, stat_result, scope, status_code)
+        path, asked = os.fspath(full_path), Headers(scope=scope)
+        if (type(response) is not FileResponse or not path.startswith(root) or scope.get("method") != "GET"
+                or "range" in asked):
+            return response
+        gz = "gzip" in asked.get("accept-encoding", "") and response.media_type.startswith(COMPRESSIBLE)
+        key = (path, stat_result.st_mtime_ns, stat_result.st_size, gz)
+        if key not in kept:
+            with open(path, "rb") as f:
+                body = f.read()
+            kept[key] = gzip.compress(body, 6) if gz else body
+        headers = {k: v for k, v in response.headers.items() if k != "content-length"}
+        if gz:
+            headers |= {"content-encoding": "gzip", "vary": "Accept-Encoding"}
+        return Response(kept[key], status_code, headers=headers, media_type=response.media_type)
+
+    StaticFiles.file_response = file_response
     return True
