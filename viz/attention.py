@@ -72,7 +72,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     """
     index = token_index(trace, hide_special, sentence_range)
     labels = token_labels(trace.tokens, index)
-    a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32)   # [H, n, n]
+    a = trace.bert_attention[layer][:, index][:, :, index].astype(np.float32, copy=False)   # [H, n, n]
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     n = len(index)
@@ -106,8 +106,9 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     layer_titles = {layer: titles[head]}
     kl = max(k, -(-n // LAYER_PREVIEW_CELLS))
     for l in others:  # the shown head on every other layer (always previews: the exact map comes from the server)
-        m = trace.bert_attention[l][:, index][:, :, index].astype(np.float32)
-        data.append(preview(m.mean(0) if head is None else m[head], kl))
+        m = trace.bert_attention[l]
+        m = (m.mean(0, dtype=np.float32) if head is None else m[head])[index][:, index].astype(np.float32, copy=False)
+        data.append(preview(m, kl))
         data[-1].name = f"layer {l + 1}, {name(head)}"
         layer_titles[l] = f"BERT layer {l + 1}, {name(head)}{shown} (preview): {n} × {n} tokens"
     fig = go.Figure(data)
