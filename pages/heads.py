@@ -13,7 +13,7 @@ import streamlit as st
 from analysis import heads as AH
 from ui import a11y, state, view as V
 from ui.view import HEADS_VIEWS
-from ui.figures import head_map, plot
+from ui.figures import figure, head_map, plot
 from ui.models import backbone_name
 from ui.resources import get_model
 from ui.runs import asked, cached, head_stats, peek, run_trace, seconds_per_window, side_by_side
@@ -121,7 +121,7 @@ def head_viewer():
             st.session_state["heads_map_head"] = head
         head_map(trace, layer, "heads_map_head", "heads_token_map")
     else:
-        plot(inter_heatmap(trace, layer, head), key="heads_inter_map")
+        plot(figure(inter_heatmap, trace, layer, head), key="heads_inter_map")
 
 
 if view == "Statistics":

@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from ui import state, view
-from ui.figures import plot
+from ui.figures import figure, plot, shared_figure
 from ui.resources import get_model
 from ui.runs import cached, result_key, sha
 from ui.widgets import example_text, examples, need_trace, window_caption
@@ -48,7 +48,8 @@ lengths = batch.attention_mask.sum(1)
 st.caption(f"{len(texts)} documents: " + ", ".join(f"document {b + 1} {n} tokens" for b, n in enumerate(lengths))
            + f"; padded to {batch.attention_mask.shape[1]} tokens and {batch.cls_mask.shape[1]} sentences.")
 for which in ("padding", "additive", "cls", "inter"):
-    plot(M.batch_mask_heatmap(batch, which), key=f"batch_{which}")
+    plot(shared_figure(trace, ("batch_mask", which, *batch_of), lambda: M.batch_mask_heatmap(batch, which)),
+         key=f"batch_{which}")
 padded = int(np.argmin(lengths))
 head = c[1].selectbox("Head", range(batch.bert_attention.shape[1]), format_func=lambda h: f"{h + 1}",
                       key=state.keep("batch_head"))
@@ -57,7 +58,8 @@ if view.fresh(st.session_state, "batch_doc", result_key("batch", params, *batch_
     st.session_state["batch_doc"] = padded
 doc = c[2].selectbox("Document", range(len(texts)), format_func=lambda b: f"{b + 1} ({lengths[b]} tokens)",
                      key=state.keep("batch_doc"))
-plot(M.batch_attention_row(batch, doc, head), key="batch_row")
+plot(shared_figure(trace, ("batch_row", doc, head, *batch_of), lambda: M.batch_attention_row(batch, doc, head)),
+     key="batch_row")
 st.caption("The additive mask puts −10000 on the logits of padded keys; after the softmax their weight is "
            "e^−10000 ≈ 0, so a padded document attends only to its own tokens. The sentence encoder fills "
            "masked logits with −1e18 (PreSumm) and multiplies padded sentences' scores by 0.")
@@ -66,22 +68,22 @@ st.header("Encoder vs decoder")
 causal = st.toggle("Decoder (causal) mask", key=state.keep("causal"),
                    help="A Transformer decoder (GPT, the summary writer of abstractive models) adds a look-ahead "
                         "mask so each token sees only itself and earlier tokens. BERT is an encoder: no such mask.")
-plot(M.mask_matrix(trace, 40, causal), key="mask_matrix")
+plot(figure(M.mask_matrix, trace, 40, causal), key="mask_matrix")
 st.caption("On the Learn page the same toggle shows how the softmax of one query changes under the causal mask.")
 
 st.header("This document's masks")
 st.markdown("A single document has no padding: every token and every sentence is real, so these are all ones "
             "(or all zeros for the additive and the sentence encoder's masks). The batch above shows them at work.")
-plot(M.token_mask_strip(trace), key="token_mask")
-plot(M.extended_mask_strip(trace), key="extended_mask")
-plot(M.cls_mask_strip(trace), key="cls_mask")
-plot(M.inter_mask_matrix(trace), key="inter_mask")
+plot(figure(M.token_mask_strip, trace), key="token_mask")
+plot(figure(M.extended_mask_strip, trace), key="extended_mask")
+plot(figure(M.cls_mask_strip, trace), key="cls_mask")
+plot(figure(M.inter_mask_matrix, trace), key="inter_mask")
 
 st.header("Segments and positions")
-plot(M.segment_strip(trace), key="segments")
+plot(figure(M.segment_strip, trace), key="segments")
 c1, c2 = st.columns(2)
 with c1:
-    plot(M.pe_table_heatmap(trace), key="pe_table")
+    plot(figure(M.pe_table_heatmap, trace), key="pe_table")
 with c2:
-    plot(M.sentence_pe_heatmap(trace), key="sentence_pe")
-plot(M.position_embedding_heatmap(trace), key="position_embeddings")
+    plot(figure(M.sentence_pe_heatmap, trace), key="sentence_pe")
+plot(figure(M.position_embedding_heatmap, trace), key="position_embeddings")

@@ -3,7 +3,7 @@ import streamlit as st
 
 import numpy as np
 
-from ui.figures import plot
+from ui.figures import figure, plot
 from ui.runs import row_shares, run_mixing, with_maps
 from ui.widgets import COLORSCALES, layer_head_pickers, need_trace
 from ui.state import keep
@@ -65,17 +65,19 @@ else:
     layer, head = layer_head_pickers(L2, H2, "inter", cols=c[:2], pick_head=show != "ALTI")
 colorscale = c[2].selectbox("Colour scale", COLORSCALES, key=keep("inter_colors"))
 if show == "attention":
-    plot(inter_heatmap(trace, layer, head, colorscale=colorscale), key="inter_heatmap")
+    plot(figure(inter_heatmap, trace, layer, head, colorscale=colorscale), key="inter_heatmap")
 else:
     mix = run_mixing(trace)
     if show == "norm-weighted":
         shown = with_maps(trace, "inter-norm", inter_attention=row_shares(mix.inter_norm_head))
-        plot(inter_heatmap(shown, layer, head, colorscale=colorscale, what="norm-weighted share"), key="inter_norm")
+        plot(figure(inter_heatmap, shown, layer, head, colorscale=colorscale, what="norm-weighted share"),
+             key="inter_norm")
     else:
         m = mix.inter_alti_layer[layer] if level == "this layer" else mix.inter_alti
-        shown = with_maps(trace, "inter-alti", inter_attention=np.asarray(m, dtype=np.float16)[None, None])
+        shown = with_maps(trace, f"inter-alti {layer}", inter_attention=np.asarray(m, dtype=np.float16)[None, None])
         title = f"ALTI, layer {layer + 1}" if level == "this layer" else f"ALTI composed over {L2} layers"
-        plot(inter_heatmap(shown, 0, 0, colorscale=colorscale, what="contribution", title=title), key="inter_alti_map")
+        plot(figure(inter_heatmap, shown, 0, 0, colorscale=colorscale, what="contribution", title=title),
+             key="inter_alti_map")
     st.caption("Row = the sentence receiving, column = the sentence contributing; each row sums to 1. The input of "
                "this encoder is each sentence's vector plus its position row, one unit: ALTI cannot split content "
                "from position (the Why page does that).")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from analysis import compare as C
 from ui import a11y, state
-from ui.figures import head_map, plot
+from ui.figures import head_map, plot, shared_figure
 from ui.resources import get_model
 from ui.runs import cached, peek, sha
 from ui.widgets import examples, need_trace, result_caption, window_caption
@@ -162,7 +162,8 @@ a11y.dataframe(table, "Every sentence, aligned", hide_index=True, key="whatif_ta
 st.header("Which heads' attention changed", anchor=False)
 st.caption(f"On the {cmp.aligned_tokens:,} tokens and {cmp.aligned_parts} sentences present in both: "
            + C.CHANGE_METHOD)
-plot(VW.change_maps(cmp.bert_change, cmp.inter_change), key="whatif_change")
+plot(shared_figure(trace, ("whatif_change", sha(text_b)), lambda: VW.change_maps(cmp.bert_change, cmp.inter_change)),
+     key="whatif_change")
 L, H = cmp.bert_change.shape
 order = [("bert", *divmod(int(x), H)) for x in np.argsort(-cmp.bert_change, axis=None)]
 if st.session_state.get("whatif_head", order[0]) not in order:

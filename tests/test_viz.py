@@ -225,6 +225,9 @@ def test_token_heatmap_layer_buttons_preview_the_shown_head_on_every_layer(head,
     assert [m.name for m in fig.layout.updatemenus] == ["layer"] + ["head"] * len(plain.layout.updatemenus)
     assert fig.layout.meta == {"relay": "head" if preview_cells else "layer"}
     assert [a.text for a in fig.layout.annotations] == ["layer", "head"]
+    from viz.deck import for_slide  # a slide shows the view only: neither button rows nor their labels
+    slide = for_slide(fig, height=500)
+    assert not slide.layout.updatemenus and not [a.text for a in slide.layout.annotations if a.text in ("layer", "head")]
     k = max(1 if preview_cells is None else -(-T // preview_cells), -(-T // A.LAYER_PREVIEW_CELLS))
     layer_row = fig.layout.updatemenus[0]
     assert [b.label for b in layer_row.buttons] == [str(l + 1) for l in range(L)] and layer_row.active == layer

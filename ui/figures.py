@@ -41,8 +41,9 @@ def wired(fig):
     (``_validate=False``, 32 ms otherwise). Both serialize to the same JSON (tests/test_app.py)."""
     import plotly.graph_objects as go
 
-    if isinstance(fig, go.Figure):
-        fig._wire = go.Figure(fig.to_dict(), _validate=False)
+    for f in fig.values() if isinstance(fig, dict) else [fig]:  # or a dict of them (the Learn page's steps)
+        if isinstance(f, go.Figure):
+            f._wire = go.Figure(f.to_dict(), _validate=False)
     return fig
 
 

@@ -88,12 +88,13 @@ LABEL_PX = 16  # a token label's line on a slide: at most one label per this man
 
 
 def for_slide(figure: go.Figure, height: int | None = None) -> go.Figure:
-    """A copy of an app figure for a slide: the step's view only (no head buttons, which are
-    controls, nor their "head" label), room for its labels (the app's margins are fixed for speed)
-    and, at ``height``, no more category labels than its axes hold (hover still names every cell)."""
+    """A copy of an app figure for a slide: the step's view only (no head or layer buttons, which
+    are controls, nor their "head" and "layer" labels), room for its labels (the app's margins are
+    fixed for speed) and, at ``height``, no more category labels than its axes hold (hover still
+    names every cell)."""
     fig = go.Figure(figure)
     fig.layout.updatemenus = ()  # (update_layout(updatemenus=[]) would keep them)
-    fig.layout.annotations = [a for a in fig.layout.annotations if a.text != "head"]
+    fig.layout.annotations = [a for a in fig.layout.annotations if a.text not in ("head", "layer")]
     fig.update_layout(margin=dict(l=40, r=30, t=60, b=40))
     if height is not None:
         fig.update_layout(height=height)

@@ -10,6 +10,7 @@ from ui.classroom.answers import issued, leave, new_seat, seats_per_client, sit,
 from ui.classroom import session as S
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
+from ui.classroom.steps import warm_lesson
 from ui.tour import script_of
 from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, hours, lookup, mirrors, poll_name, seen,
                                 teacher_away, version)
@@ -183,6 +184,7 @@ def follow(store) -> None:
         st.warning(f"Class {code} has ended.")
         return
     if st.session_state.get(FOLLOWING):
+        warm_lesson(code)
         st.caption(f":material/school: Following class **{code}**.")
         s = st.session_state.get(STEP)
         asking = bool(s and s.get("ask") and not s.get("revealed"))

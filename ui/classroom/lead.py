@@ -36,6 +36,7 @@ def my_view(page: str) -> dict | None:
 def publish_mine(store, page: str, drawn: bool = False) -> None:
     """A teacher's run: publish what this session shows (nothing before a Summarize or out of class);
     ``drawn``: after the page ran to its end (``store.publish``)."""
+    from ui.classroom.steps import warm_lesson
     from ui.link import save_document
 
     code, view = st.session_state.get(TEACHING), my_view(page)
@@ -285,18 +286,6 @@ def resume_from_cookie(store) -> None:
                                      "complete": True}
         if view.get("lesson"):
             st.session_state[state.keep("class_lesson")] = view["lesson"]["lesson"]
-
-
-def warm_lesson(code: str) -> None:
-    """The lesson this class plays, every step's results computed ahead in the background (once)."""
-    from ui.classroom.steps import all_lessons, step_document
-    from ui.classroom.warm import start as warm
-    from ui.widgets import examples
-
-    lesson = all_lessons().get((st.session_state.get(STEP) or {}).get("lesson"))
-    if lesson is not None and state.params() is not None:
-        found = examples()
-        warm(code, lesson, dict(state.params()), [step_document(lesson, n, found) for n in range(len(lesson.steps))])
 
 
 def keep_own_lesson(store, code: str) -> None:

@@ -151,6 +151,19 @@ def step_document(lesson: Tour, n: int, examples: dict) -> str | None:
     return doc.read_text(encoding="utf-8") if doc is not None else (text or None)
 
 
+def warm_lesson(code: str) -> None:
+    """The lesson this class plays, every step's results computed ahead in the background, once per
+    server process: the teacher's, and each process a following student is served by (behind
+    scripts/serve.py's nginx a class spans processes, and each has its own caches)."""
+    from ui.classroom.warm import start as warm
+    from ui.widgets import examples
+
+    lesson = all_lessons().get((st.session_state.get(STEP) or {}).get("lesson"))
+    if lesson is not None and state.params() is not None:
+        found = examples()
+        warm(code, lesson, dict(state.params()), [step_document(lesson, n, found) for n in range(len(lesson.steps))])
+
+
 def private_note() -> None:
     """The step's private note, for whoever steps through or teaches the lesson, folded away so a
     projected screen does not show it. Never a student's: the class publishes its step without it
