@@ -168,6 +168,7 @@ if clicked or from_link or state.take_summarize_request():
     except Exception as e:  # noqa: BLE001  never a traceback in the browser
         unexpected(e)
 
+classroom.warm_followed()  # a following student's process computes the class's lesson ahead too
 for problem in [] if presenting else state.take_link_problems():
     st.warning(f"This link's {markdown_text(problem)}; the rest of the link is restored.")
 for notice in state.take_view_notices():  # (presenting too: the slide is not the view it names)

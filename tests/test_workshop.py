@@ -192,6 +192,30 @@ def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
     assert teacher.session_state[C.STEP]["step"] == 0  # the teacher is still on step 1
 
 
+def test_a_following_students_process_computes_the_lesson_ahead_too(summarizer, monkeypatch):
+    """Behind scripts/serve.py's nginx a class spans processes, each with its own caches: the
+    process a following student is served by computes the lesson's steps ahead as well."""
+    import time
+
+    from ui import resources
+    from ui.classroom import warm
+    from ui.runs import peek
+
+    teacher, code = teaching("attention_in_20_minutes")
+    params = teacher.session_state["params"]
+    deadline = time.time() + 120
+    while peek("gradient", params) is None:  # the teacher's own process: done
+        assert time.time() < deadline, "the lesson's steps were not computed ahead"
+        time.sleep(0.5)
+    monkeypatch.setattr(warm, "_STARTED", set())  # another process: nothing warmed, nothing cached
+    resources.result_cache.clear()
+    student = opened({"class": code})
+    assert student.session_state[C.FOLLOWING] and student.session_state[C.STEP]["step"] == 0
+    while peek("explanation", params, None) is None:  # the Why step's: no page of step 1 computes it
+        assert time.time() < deadline + 120, "the student's process did not compute the lesson ahead"
+        time.sleep(0.5)
+
+
 def test_a_class_version_moves_once_per_step_of_the_teacher(summarizer):
     """Every move of the class's version makes every student rerun: a step of the teacher moves it
     once (the heartbeat published the page before, during the teacher's own full runs: twice on a

@@ -159,6 +159,15 @@ def catch_up(store, page) -> None:
     apply_pending(page)
 
 
+def warm_followed() -> None:
+    """Behind scripts/serve.py's nginx a class spans processes, each with its own caches: the one a
+    following student is served by computes the class's lesson ahead too (once; after the run's
+    Summarize, which the class's document needs)."""
+    code = st.session_state.get(JOINED)
+    if code is not None and st.session_state.get(FOLLOWING):
+        warm_lesson(code)
+
+
 def set_following(store, following: bool) -> None:
     st.session_state.pop("_explored_own", None)
     s = st.session_state.get(STEP)
@@ -184,7 +193,6 @@ def follow(store) -> None:
         st.warning(f"Class {code} has ended.")
         return
     if st.session_state.get(FOLLOWING):
-        warm_lesson(code)
         st.caption(f":material/school: Following class **{code}**.")
         s = st.session_state.get(STEP)
         asking = bool(s and s.get("ask") and not s.get("revealed"))
