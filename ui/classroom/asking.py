@@ -5,6 +5,7 @@ for someone stepping alone their own Reveal. After the reveal: the model's answe
 class's, and how many got it."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -98,9 +99,7 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
         head = c[1].selectbox("Head", range(H), key=keys[1], format_func=lambda i: f"{i + 1}", disabled=locked,
                               placeholder="Head…", **({} if keys[1] in st.session_state else {"index": None}))
         if not locked:
-            from viz.answers import head_grid
-
-            st.plotly_chart(head_grid(L, H, (layer, head), MODELS[ask.model]), key=f"answers_pick_{step_id(s)}",
+            st.plotly_chart(_head_grid(L, H, (layer, head), MODELS[ask.model]), key=f"answers_pick_{step_id(s)}",
                             on_select=lambda: clicked_head(f"answers_pick_{step_id(s)}", keys, (L, H)),
                             selection_mode="points",
                             config={"displayModeBar": False})
@@ -143,6 +142,15 @@ def held(ask: Ask, s: dict, trace, stored, locked: bool):
     except (TypeError, ValueError, KeyError, IndexError):
         st.error("That answer is not one this question takes: answer again.")
         return None
+
+
+@functools.lru_cache(maxsize=256)
+def _head_grid(L: int, H: int, picked: tuple, model: str):
+    """viz.answers.head_grid, one figure per pick for every student (10 ms each to build): shared,
+    so nobody may change one."""
+    from viz.answers import head_grid
+
+    return head_grid(L, H, picked, model)
 
 
 def clicked_head(chart_key: str, keys: tuple[str, str], shape: tuple[int, int]) -> None:
