@@ -272,6 +272,38 @@ def test_head_grid_and_overview(trace):
     assert A.overview(trace, level="sentence").data[0].z.shape == (S, S)
 
 
+def test_small_multiples_are_the_figure_plotlys_subplots_make(trace):
+    """viz.attention._grid builds its figure from a dict on a layout kept per grid: it is the
+    figure that make_subplots and add_trace(row=, col=) make, as they were called before."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io
+    from plotly.subplots import make_subplots
+
+    from viz.common import CLIP, level_colorbar, pool, quantize
+
+    L, H = trace.bert_attention.shape[:2]
+    mats = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), 8)
+    titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
+    z, vmax = quantize(mats, scale="sqrt", clip=CLIP)
+    ref = make_subplots(rows=L, cols=H, subplot_titles=titles, horizontal_spacing=0.01, vertical_spacing=0.04)
+    for k in range(len(mats)):
+        ref.add_trace(go.Heatmap(z=z[k], customdata=mats[k], coloraxis="coloraxis", name=titles[k],
+                                 hovertemplate=titles[k] + "<br>row %{y}, col %{x}: mean weight "
+                                 "%{customdata:.4f}<extra></extra>"), row=k // H + 1, col=k % H + 1)
+    ref.update_xaxes(showticklabels=False)
+    ref.update_yaxes(showticklabels=False, autorange="reversed")
+    ref.update_annotations(font_size=10)
+    ref.update_layout(coloraxis=dict(colorscale="Viridis", cmin=0, cmax=255,
+                                     colorbar=level_colorbar(vmax, scale="sqrt", clipped=bool(mats.max() > vmax))),
+                      height=300, title="T", margin=dict(l=10, r=10, t=60, b=10))
+    for _ in range(2):  # the second from the kept layout, which the first must not have changed
+        ours = A._grid(mats, titles, L, H, "Viridis", 300, "T")
+        assert json.loads(plotly.io.to_json(ours)) == json.loads(plotly.io.to_json(ref))
+        ours.update_layout(title="changed")
+
+
 def test_sentence_matrix_mass(trace):
     m, sents = A.sentence_matrix(trace, 3, 1)
     assert m.shape == (len(trace.input_sentences),) * 2 and np.allclose(m.sum(1), 1, atol=1e-3)
