@@ -146,7 +146,8 @@ def plot(fig, key: str | None = None):
     else:
         st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
-            st.plotly_chart(_for_wire(fig), key=f"{key}_tall" if key else None, config=config)  # not the unboxed chart's key
+            # not the unboxed chart's key
+            st.plotly_chart(_for_wire(fig), key=f"{key}_tall" if key else None, config=config)
     text_alternative(fig)
     drawn, what = st.session_state.setdefault(DRAWN, []), kind(key)
     if what and all(d[1] != what for d in drawn):  # once per kind and page

@@ -1,4 +1,7 @@
-"""The websocket's deflate level. Streamlit (``server.enableWebsocketCompression``) runs uvicorn's
+"""What Streamlit's server sends, made cheaper for the server: its own browser code from memory,
+gzipped once (``keep_static``), and the websocket's deflate level (``set_deflate_level``).
+
+The websocket's deflate level. Streamlit (``server.enableWebsocketCompression``) runs uvicorn's
 websockets-sansio protocol, whose permessage-deflate compresses every message at zlib's default
 level 6. A one-head attention view is ~1.1 MB, mostly base64 weights that deflate barely shrinks:
 level 6 costs the server ~36 ms a view for 578 KB, level 1 ~17 ms for 612 KB (6 % more on the
