@@ -18,11 +18,6 @@ from pathlib import Path
 from benchmarks.browser import HEATMAP_DRAWN, enter_document, open_app, open_list, wait_idle
 from benchmarks.common import Server, cpu_seconds, launch_chromium, write_json
 
-HEATMAP = """(title) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
-  (gd._fullData || []).some(t => t.type === 'heatmap') && gd.querySelector('.heatmaplayer image') &&
-  (gd.querySelector('.gtitle') || {}).textContent?.includes(title))"""
-
-
 def student(browser, url: str, pid: int) -> tuple[dict, list[str]]:
     """One student's flow: server CPU-s per step; the /static/ files the browser loaded."""
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
@@ -46,8 +41,8 @@ def student(browser, url: str, pid: int) -> tuple[dict, list[str]]:
     step("example", lambda: page.get_by_role("button", name="Try an example").click(),
          lambda: main.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000))
     step("bert_attention", lambda: nav("BERT attention"),
-         lambda: page.wait_for_function(HEATMAP, arg="layer 1, head 1", timeout=120_000, polling="raf"))
-    step("layer_2", layer_2, lambda: page.wait_for_function(HEATMAP, arg="layer 2, head 1", timeout=120_000, polling="raf"))
+         lambda: page.wait_for_function(HEATMAP_DRAWN, arg="layer 1, head 1", timeout=120_000, polling="raf"))
+    step("layer_2", layer_2, lambda: page.wait_for_function(HEATMAP_DRAWN, arg="layer 2, head 1", timeout=120_000, polling="raf"))
     step("why", lambda: nav("Why this summary"),
          lambda: main.get_by_text("Which words moved the score").first.wait_for(timeout=120_000))
     page.context.close()
