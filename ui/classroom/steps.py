@@ -161,7 +161,8 @@ def warm_lesson(code: str) -> None:
     lesson = all_lessons().get((st.session_state.get(STEP) or {}).get("lesson"))
     if lesson is not None and state.params() is not None:
         found = examples()
-        warm(code, lesson, dict(state.params()), [step_document(lesson, n, found) for n in range(len(lesson.steps))])
+        warm(code, lesson, dict(state.params()),
+             lambda: [step_document(lesson, n, found) for n in range(len(lesson.steps))])
 
 
 def private_note() -> None:

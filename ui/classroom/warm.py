@@ -64,9 +64,10 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
     return done
 
 
-def start(code: str, lesson: Tour, params: dict, texts: list[str | None] | None = None) -> bool:
+def start(code: str, lesson: Tour, params: dict, texts=None) -> bool:
     """Warm ``lesson`` for the class ``code`` in a background thread (once per class, lesson and
-    document in this process); → whether a thread was started."""
+    document in this process); → whether a thread was started. ``texts``: each step's document, or
+    a function giving them, read in that thread (every run of a class asks: most are not the first)."""
     key = (code, lesson.name, params["text"], params["k"], params["block_trigram"], params["weights"])
     with _LOCK:
         if key in _STARTED:
@@ -75,7 +76,7 @@ def start(code: str, lesson: Tour, params: dict, texts: list[str | None] | None 
 
     def run():
         try:
-            warm(lesson, params, texts)
+            warm(lesson, params, texts() if callable(texts) else texts)
         except Exception:  # noqa: BLE001  a step that fails here is computed (and said) on its page
             logging.getLogger("microscope").exception("class %s: warming lesson %s", code, lesson.name)
 
