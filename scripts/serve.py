@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import Server, descendants, free_port, wait_healthy  # noqa: E402
 from model.load import parse_model_spec  # noqa: E402
+from ui.classroom.address import check_public_url  # noqa: E402
 from ui.classroom.session import PROXY_SECRET  # noqa: E402
 from ui.store import private_folder  # noqa: E402
 
@@ -82,7 +83,9 @@ http {{
       proxy_http_version 1.1;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
+      # the name and port the browser used: Streamlit accepts a websocket only when its Origin's host:port
+      # equals Host ($host alone drops the port: a grey page at http://classroom.test:8611)
+      proxy_set_header Host $http_host;
       # this run's secret: only with it does the app believe X-Real-IP, who is asking (ui.classroom.session.client:
       # wrong passwords are throttled per client); nginx replaces whatever a browser sent in either
       proxy_set_header X-Microscope-Proxy {secret};
@@ -127,7 +130,7 @@ BUNDLE = """\
 {hsts}    }}
     location @app {{
       proxy_pass http://microscope;
-      proxy_set_header Host $host;
+      proxy_set_header Host $http_host;
       proxy_connect_timeout 3s;
     }}
 """
@@ -233,7 +236,7 @@ class Proxy:
         from_disk = self.serve_classes and (worker is None or others_can_read(STATIC))
         # (proxied: a host that does not answer is given up after 3 s, as on /: a poll must not hang on a cut link)
         classes = CLASSES.format(source=f"alias {STATIC}/;" if from_disk else
-                                 "proxy_pass http://microscope; proxy_connect_timeout 3s; proxy_set_header Host $host;",
+                                 "proxy_pass http://microscope; proxy_connect_timeout 3s; proxy_set_header Host $http_host;",
                                  poll_burst=2 * POLL_RATE, hsts=hsts)
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
         bundle = BUNDLE.format(root=streamlit_bundle(self.dir / "bundle"), hsts=hsts)
@@ -343,6 +346,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if bool(args.certfile) != bool(args.keyfile):
         p.error("--certfile and --keyfile go together")
+    if problem := check_public_url():  # every join link and QR code would be one no student can open
+        p.error(f"MICROSCOPE_PUBLIC_URL={os.environ['MICROSCOPE_PUBLIC_URL']}: {problem}")
     specs = [parse_model_spec(m) for m in args.model]  # the app processes run in the repository: absolute paths
     app_args = tuple(a for m in specs for a in ("--model", f"{m.name}={m.backbone.resolve()}" + (
         f",{m.checkpoint.resolve()}" if m.checkpoint else ""))) + tuple(
@@ -356,7 +361,7 @@ def main(argv=None) -> None:
                  certfile=args.certfile, keyfile=args.keyfile, frame_ancestors=args.frame_ancestors) as cluster:
         scheme = "https" if args.certfile else "http"
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
-              f"{scheme}://{args.listen}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
+              f"{scheme}://{where(args.listen)}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
         if not args.certfile:
             print("Plain HTTP: passwords and resume keys cross the network in clear (docs/security.md, "
                   "--certfile/--keyfile).", flush=True)
@@ -369,6 +374,14 @@ def main(argv=None) -> None:
             print("an app process stopped; see its log", file=sys.stderr)
         except KeyboardInterrupt:
             pass
+
+
+def where(listen: str) -> str:
+    """The host to print for ``--listen``: 0.0.0.0 and :: mean every interface and open nothing in a
+    browser (a join link made there is one no student can open), so this machine's name instead."""
+    import socket
+
+    return socket.gethostname() if listen in ("0.0.0.0", "::", "") else listen
 
 
 def state_folder() -> Path:

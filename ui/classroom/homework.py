@@ -18,7 +18,7 @@ import time
 import streamlit as st
 
 from ui import state
-from ui.classroom import session as S
+from ui.classroom import address, session as S
 from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, seats_per_client, sit, step_id
 from ui.questions import Ask, Refused, described
 from ui.classroom.store import KEEP_ENDED_S, start, valid_code
@@ -171,11 +171,14 @@ def assign_panel(store, name: str, url: str) -> None:
             if code:
                 made = st.session_state["_homework_made"] = {"code": code, "key": key, "name": name}
         if made and made["name"] == name:
-            base = url.split("?")[0].rstrip("/")
+            students = address.link(url, f"homework={made['code']}")
             st.markdown("**Students open:**")
-            st.code(f"{base}/?homework={made['code']}", language=None, wrap_lines=True)
+            st.code(students, language=None, wrap_lines=True)
+            if problem := address.unreachable(students):
+                st.warning(problem, icon=":material/wifi_off:")
             st.markdown("**Your results link** (keep it: it is the only way to the answers):")
-            st.code(f"{base}/?homework={made['code']}&results={made['key']}", language=None, wrap_lines=True)
+            st.code(address.link(url, f"homework={made['code']}&results={made['key']}"), language=None,
+                    wrap_lines=True)
 
 
 def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:

@@ -13,7 +13,8 @@ import uuid
 import streamlit as st
 
 from ui import state
-from ui.classroom import session as S
+from ui.classroom import address, session as S
+from ui.classroom.address import unreachable
 from ui.classroom.answers import seat_origins, seats_per_client
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
                                   stop_leading)
@@ -112,10 +113,8 @@ def teacher_panel(store, url: str) -> None:
     S.keep_cookie(LEAD_COOKIE, f"{code}:{st.session_state.get(RESUME, '')}", int(hours() * 3600), key="lead_cookie")
     st.session_state[LEAD_COOKIE_SET] = True
     st.code(link, language=None, wrap_lines=True)  # wrapped: no box to scroll (one the keyboard cannot reach)
-    if loopback(link):
-        st.warning("This link names this computer itself (localhost): students' devices cannot open it. Open the "
-                   "app by its network address instead, or start the server with MICROSCOPE_PUBLIC_URL set to it "
-                   "(e.g. http://10.0.0.5:8080).", icon=":material/wifi_off:")
+    if problem := unreachable(link):
+        st.warning(problem, icon=":material/wifi_off:")
     st.image(qr_png(link), width=160, alt=f"QR code of the class's join link, {link}")
     st.button("Show the join screen", key="class_join_screen", icon=":material/qr_code_2:", width="stretch",
               on_click=st.session_state.update, args=({JOIN_SCREEN: True},),
@@ -221,15 +220,7 @@ JOIN_SCREEN = "_join_screen"  # the join screen fills the window (app.py draws i
 
 def join_link(url: str, code: str) -> str:
     """The join link: on the address the teacher's browser used, or MICROSCOPE_PUBLIC_URL."""
-    base = os.environ.get("MICROSCOPE_PUBLIC_URL") or url.split("?")[0]
-    return f"{base.rstrip('/')}/?class={code}"
-
-
-def loopback(link: str) -> bool:
-    from urllib.parse import urlparse
-
-    host = (urlparse(link).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
+    return address.link(url, f"class={code}")
 
 
 def answers_download(store, code: str) -> None:
@@ -343,8 +334,8 @@ def join_screen(url: str) -> None:
     with left:
         st.html(f"<p>Join the class: scan the code, or open</p><p class='join-link'>{html.escape(link)}</p>"
                 f"<p>Class code</p><p class='join-code'>{html.escape(code)}</p>")
-        if loopback(link):
-            st.warning("This link names this computer itself (localhost): students' devices cannot open it.")
+        if problem := unreachable(link):
+            st.warning(problem, icon=":material/wifi_off:")
         st.button("Close the join screen", key="class_join_close", icon=":material/close:",
                   on_click=st.session_state.pop, args=(JOIN_SCREEN, None))
     with right:

@@ -1,0 +1,81 @@
+"""Issue 68, host names: a school's students reach the server by a name (``classroom.test``, a
+``.local`` name, a second network card), not by 127.0.0.1. Chromium resolves the name to this
+machine (``--host-resolver-rules``), through scripts/serve.py's nginx on a port of its own, as a
+school would serve it: the app draws (its websocket accepted), a class started there has its join
+link and QR code on that name, and a student who opens the link follows the teacher."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browsing import HEATMAP, idle
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists(),
+                                 reason="nginx is not installed (the README's test command installs it)")]
+
+NAME = "classroom.test"
+
+
+@pytest.fixture(scope="module")
+def school(tmp_path_factory):
+    """One app process behind nginx on a port of its own, its join links on NAME
+    (MICROSCOPE_PUBLIC_URL, as a school sets it), and Chromium that resolves NAME to this machine."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.common import free_port, launch_chromium
+    from scripts.serve import Cluster
+
+    port = free_port()
+    public = f"http://{NAME}:{port}"
+    with Cluster(1, tmp_path_factory.mktemp("school"), port=port, env={"MICROSCOPE_PUBLIC_URL": public}) as c, \
+            sync_playwright() as p:
+        browser = launch_chromium(p, [f"--host-resolver-rules=MAP {NAME} 127.0.0.1, MAP school.local 127.0.0.1"])
+        c.public, c.browser = public, browser
+        yield c
+        browser.close()
+
+
+def test_host_names_reach_the_app_through_nginx_with_their_port(school):
+    """The grey page: nginx forwarded Host without its port and Streamlit refused the websocket
+    (Origin classroom.test:PORT, Host classroom.test). Any name works now, with its port."""
+    port = school.public.rsplit(":", 1)[1]
+    for host in (NAME, "school.local", "127.0.0.1"):
+        page = school.browser.new_context().new_page()
+        page.goto(f"http://{host}:{port}/")
+        page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)  # drawn: the websocket is up
+        page.context.close()
+    log = school.servers[0].log.read_text()
+    assert "disallowed Origin or Host" not in log, log[-500:]
+
+
+def test_host_names_a_class_started_at_a_name_is_joined_by_its_link_and_qr_code(school):
+    from playwright.sync_api import expect
+
+    teacher = school.browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    teacher.goto(f"{school.public}/")
+    teacher.get_by_role("button", name="Try an example").click()
+    teacher.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    idle(teacher)
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    side.get_by_role("button", name="Start a class").click()
+    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
+                     .inner_text(timeout=60_000)).group(1)
+    link = f"{school.public}/?class={code}"
+    expect(side.get_by_text(link, exact=True)).to_be_visible()
+    assert side.get_by_role("img", name=f"QR code of the class's join link, {link}").count() == 1
+    assert side.get_by_text("cannot open", exact=False).count() == 0  # a name students can open: no warning
+
+    student = school.browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # a phone
+    student.goto(link)
+    student.get_by_text(f"Following class {code}").first.wait_for(timeout=60_000)
+    teacher.get_by_test_id("stSidebarNav").get_by_text("BERT attention", exact=True).click()
+    student.get_by_test_id("stMain").get_by_role("heading", name="BERT attention").first.wait_for(timeout=60_000)
+    student.locator(HEATMAP).first.wait_for(timeout=60_000)
+    for page in (teacher, student):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()
