@@ -74,6 +74,7 @@ st.session_state.pop(state.STORE_DOWN, None)  # also what a fragment's failed ca
 store_down = st.empty()  # filled at the end of the run if the shared store could not be reached
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
 from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
+classroom.teacher_from_url()  # ?teacher=TOKEN: the teacher link scripts/serve.py printed
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
 shared(classroom.resume_from_cookie, document_store())  # this browser led a class: it leads it again (F5, a tab)
 story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)

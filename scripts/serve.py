@@ -46,6 +46,7 @@ from benchmarks.common import Server, descendants, free_port, wait_healthy  # no
 from model.load import parse_model_spec  # noqa: E402
 from ui.classroom.address import check_public_url  # noqa: E402
 from ui.classroom.session import PROXY_SECRET  # noqa: E402
+from ui.classroom.teacher import TOKEN as TEACHER_TOKEN  # noqa: E402
 from ui.store import private_folder  # noqa: E402
 
 NGINX_CONF = """\
@@ -357,17 +358,23 @@ def main(argv=None) -> None:
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop)
+    # the teacher link replaces a password (ui.classroom.teacher): random per run unless given
+    token = os.environ.get(TEACHER_TOKEN) or secrets.token_urlsafe(24)
     with Cluster(args.processes, args.logs, args.port, args.listen, tuple(args.upstream), app_args=app_args,
-                 certfile=args.certfile, keyfile=args.keyfile, frame_ancestors=args.frame_ancestors) as cluster:
+                 env={TEACHER_TOKEN: token}, certfile=args.certfile, keyfile=args.keyfile,
+                 frame_ancestors=args.frame_ancestors) as cluster:
         scheme = "https" if args.certfile else "http"
+        base = os.environ.get("MICROSCOPE_PUBLIC_URL", "").rstrip("/") or f"{scheme}://{where(args.listen)}:{args.port}"
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
-              f"{scheme}://{where(args.listen)}:{args.port} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
+              f"{base} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
+        print(f"Teacher link (only the teacher's browser: it starts and leads classes): {base}/?teacher={token}",
+              flush=True)
         if not args.certfile:
             print("Plain HTTP: passwords and resume keys cross the network in clear (docs/security.md, "
                   "--certfile/--keyfile).", flush=True)
         if args.upstream:
-            print(f"Start each --upstream app process with {PROXY_SECRET}={cluster.secret} in its environment "
-                  "and --server.address set to its private interface (docs/security.md).", flush=True)
+            print(f"Start each --upstream app process with {PROXY_SECRET}={cluster.secret} and "
+                  f"{TEACHER_TOKEN}={token} in its environment and --server.address set to its private interface (docs/security.md).", flush=True)
         try:
             while all(s.proc.poll() is None for s in cluster.servers):
                 time.sleep(1)

@@ -189,6 +189,6 @@ def store(request, tmp_path):
     url = request.getfixturevalue("postgres").url
     s = Store(url, max_documents=3)
     s.run("DELETE FROM documents", (), False, *((f"DELETE FROM {t}", ()) for t in (
-        "classes", "attendance", "leads", "leaders", "throttle", "seats", "seat_clients", "seat_refused", "answers",
+        "classes", "attendance", "leads", "leaders", "throttle", "seats", "seat_clients", "seat_refused", "rooms", "answers",
         "revealed", "left_steps", "class_lessons", "homework")))
     return s

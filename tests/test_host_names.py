@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser,
                                  reason="nginx is not installed (the README's test command installs it)")]
 
 NAME = "classroom.test"
+TOKEN = "teacher-link-token-of-this-run"
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,8 @@ def school(tmp_path_factory):
 
     port = free_port()
     public = f"http://{NAME}:{port}"
-    with Cluster(1, tmp_path_factory.mktemp("school"), port=port, env={"MICROSCOPE_PUBLIC_URL": public}) as c, \
+    env = {"MICROSCOPE_PUBLIC_URL": public, "MICROSCOPE_TEACHER_TOKEN": TOKEN}
+    with Cluster(1, tmp_path_factory.mktemp("school"), port=port, env=env) as c, \
             sync_playwright() as p:
         browser = launch_chromium(p, [f"--host-resolver-rules=MAP {NAME} 127.0.0.1, MAP school.local 127.0.0.1"])
         c.public, c.browser = public, browser
@@ -56,8 +58,9 @@ def test_host_names_a_class_started_at_a_name_is_joined_by_its_link_and_qr_code(
     from playwright.sync_api import expect
 
     teacher = school.browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-    teacher.goto(f"{school.public}/")
+    teacher.goto(f"{school.public}/?teacher={TOKEN}")  # the teacher link serve.py printed
     teacher.get_by_role("button", name="Try an example").click()
+    teacher.wait_for_function("!location.search.includes('teacher=')", timeout=30_000)  # off the address bar
     teacher.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     idle(teacher)
     side = teacher.get_by_test_id("stSidebar")
@@ -79,3 +82,17 @@ def test_host_names_a_class_started_at_a_name_is_joined_by_its_link_and_qr_code(
     for page in (teacher, student):
         assert page.get_by_test_id("stException").count() == 0
         page.context.close()
+
+
+def test_host_names_without_the_teacher_link_no_class_can_be_started(school):
+    """A visitor at the same name, without the teacher link (or with a made-up one): no Start a
+    class, no Lead a class again, and one sentence saying what it takes; a wrong link is said."""
+    stranger = school.browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    stranger.goto(f"{school.public}/?teacher=guess")
+    stranger.get_by_text("This teacher link is not this server's").wait_for(timeout=120_000)
+    side = stranger.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    side.get_by_text("takes the teacher link the server printed").wait_for(timeout=30_000)
+    assert side.get_by_role("button", name="Start a class").count() == 0
+    assert side.get_by_role("button", name="Lead a class again").count() == 0
+    stranger.context.close()

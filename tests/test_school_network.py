@@ -50,3 +50,67 @@ def test_serve_refuses_a_public_url_without_a_scheme_in_one_line(monkeypatch, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert "MICROSCOPE_PUBLIC_URL=10.0.0.5:8080" in err[-1] and "http://" in err[-1]
     assert serve.where("0.0.0.0") != "0.0.0.0" and serve.where("10.0.0.5") == "10.0.0.5"
+
+
+# ---------------------------------------------------------------- seats: no one address fills a class
+
+class Clock:
+    def __init__(self):
+        self.now = 1_800_000_000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_seats_a_room_behind_one_address_all_sit_within_a_minute():
+    from ui.classroom.answers import SEAT_BURST, seat_wait
+
+    joined = [i * 1.5 for i in range(SEAT_BURST)]  # a room of SEAT_BURST joining over a minute
+    assert all(seat_wait(joined[:i], joined[i]) == 0 for i in range(SEAT_BURST))
+    burst = [0.0] * SEAT_BURST  # a script: all at once
+    assert seat_wait(burst, 0.0) > 0 and seat_wait(burst, 0.0 + 6.0) == 0  # one more every SEAT_EVERY_S
+
+
+def test_seats_a_script_on_the_rooms_address_gets_a_burst_then_one_every_few_seconds(store, monkeypatch):
+    from ui.classroom import answers as A
+    from ui.classroom import store as C
+
+    clock = Clock()
+    monkeypatch.setattr(A.time, "time", clock)
+    monkeypatch.setattr(C.time, "time", clock)
+    code = C.start(store, {}, leader="teacher")
+    said = [A.sit(store, code, A.new_seat(store, code), "203.0.113.5") for _ in range(60)]  # one script, at once
+    assert said[:A.SEAT_BURST] == [None] * A.SEAT_BURST
+    assert all(w is not None and w.startswith("wait ") for w in said[A.SEAT_BURST:]), said
+    assert "reload this page in 6 s" in A.refused_words(said[-1])
+    assert A.sit(store, code, A.new_seat(store, code), "198.51.100.1") is None  # a classmate on another address
+    clock.now += A.SEAT_EVERY_S
+    assert A.sit(store, code, A.new_seat(store, code), "203.0.113.5") is None  # then slowly
+    assert A.sit(store, code, A.new_seat(store, code), "203.0.113.5").startswith("wait")
+    assert A.seat_origins(store, code) == (A.SEAT_BURST + 2, A.SEAT_BURST + 1, 60 - A.SEAT_BURST + 1)
+
+
+def test_seats_the_teacher_removes_silent_seats_locks_the_room_and_raises_the_cap(store, monkeypatch):
+    from ui.classroom import answers as A
+    from ui.classroom import store as C
+
+    monkeypatch.setenv("MICROSCOPE_SEATS_PER_ADDRESS", "5")
+    code = C.start(store, {}, leader="teacher")
+    seats = [A.new_seat(store, code) for _ in range(6)]
+    assert [A.sit(store, code, s, "school") for s in seats] == [None] * 5 + ["full"]
+    assert "ask your teacher to make room" in A.refused_words("full")
+    step = A.step_id({"lesson": "l", "step": 0})
+    assert A.give(store, code, step, seats[0], 1, True) and A.give(store, code, step, seats[1], 0, False)
+    assert A.answered_seats(store, code) == (2, 3)
+    assert A.remove_silent(store, code, "a student") == 0  # only the leader
+    assert A.remove_silent(store, code, "teacher") == 3
+    assert A.answered_seats(store, code) == (2, 0) and A.seat_numbers(store, code).keys() == set(seats[:2])
+    assert not A.give(store, code, step, seats[2], 1, True)  # a removed seat answers nothing
+    assert A.sit(store, code, seats[5], "school") is None  # room again
+    assert not A.set_room(store, code, "a student", locked=True)
+    assert A.set_room(store, code, "teacher", locked=True) and A.room(store, code) == (True, 5)
+    assert A.sit(store, code, A.new_seat(store, code), "elsewhere") == "locked"
+    assert "closed this class to new students" in A.refused_words("locked")
+    assert A.sit(store, code, seats[0], "school") is None  # a reload keeps its seat in a locked room
+    assert A.set_room(store, code, "teacher", locked=False, cap=50) and A.room(store, code) == (False, 50)
+    assert A.sit(store, code, A.new_seat(store, code), "school") is None

@@ -5,6 +5,7 @@ nginx hardened (no version, unprivileged workers, connections per address) and p
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -241,10 +242,14 @@ def test_serve_stops_everything_it_started_on_sigterm_and_sighup(tmp_path):
         port = free_port()
         proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--processes", "1", "--port",
                                  str(port), "--listen", "127.0.0.1", "--logs", str(tmp_path / f"logs{signum}")],
-                                cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
+                                cwd=Path(__file__).resolve().parents[1], stdout=open(tmp_path / f"out{signum}", "w"),
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_healthy(proc, f"http://127.0.0.1:{port}", 120, "serve.py")
+            deadline = time.time() + 30  # passwords: the teacher link, a new random token each run
+            while "Teacher link" not in (said := (tmp_path / f"out{signum}").read_text()) and time.time() < deadline:
+                time.sleep(0.2)
+            assert re.search(rf"Teacher link .*: http://127\.0\.0\.1:{port}/\?teacher=[\w-]{{32}}\n", said), said
             started = descendants(proc.pid)
             assert len(started) >= 2, started  # an app process and nginx (and its workers)
             proc.send_signal(signum)

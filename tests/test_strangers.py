@@ -117,14 +117,14 @@ def test_a_seat_is_a_browser_the_server_issued_a_token_to_capped_per_address(sum
         opened({"class": code})
     refused = opened({"class": code})  # the 5th new seat from one address
     assert C.JOINED not in refused.session_state
-    assert any("as many new seats from your network" in w.value for w in refused.warning)
+    assert any("as many seats from your network as it allows: ask your teacher" in w.value for w in refused.warning)
     assert opened({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # an old seat still sits
     who["now"] = "198.51.100.8"
     assert C.JOINED in opened({"class": code}).session_state  # another address: its own seats
     assert A.seat_origins(shared_store(), code) == (5, 4, 1)
     teacher.run()
     said = " ".join(c.value for c in teacher.caption)
-    assert "5 seats, at most 4 from one address" in said and "1 new seat refused" in said
+    assert "5 seats: 0 answered, 5 never answered; at most 4 from one address" in said and "1 new seat refused" in said
 
 
 # ---------------------------------------------------------------- 5. depth limits, lesson images

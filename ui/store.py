@@ -50,6 +50,8 @@ TABLES = (  # DOUBLE PRECISION: PostgreSQL's REAL is 4 bytes, too coarse for tim
     "CREATE TABLE IF NOT EXISTS seat_clients (code TEXT NOT NULL, token TEXT NOT NULL, client TEXT NOT NULL, "
     "PRIMARY KEY (code, token))",
     "CREATE TABLE IF NOT EXISTS seat_refused (code TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    # a class's room as its teacher set it: closed to new seats, and new seats allowed per address
+    "CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, locked INTEGER NOT NULL, cap INTEGER NOT NULL)",
     # a teacher's own lesson file a class plays (its TOML), so a reload or another browser of the teacher has it
     "CREATE TABLE IF NOT EXISTS class_lessons (code TEXT NOT NULL, name TEXT NOT NULL, text TEXT NOT NULL, "
     "PRIMARY KEY (code, name))",

@@ -26,7 +26,8 @@ asking), ``lead`` (the teacher's panel), ``follow`` (a student's), ``steps`` (a 
 and its text above the page), ``answers`` (seats, answers and reveals in the store; no
 Streamlit), ``asking`` (the question under the step: a student's answer, the teacher's live chart,
 Reveal, CSV), ``check`` (the lesson checker's command line), ``homework`` (a lesson assigned as
-homework), ``warm`` (a lesson's steps computed ahead). Below it: ui.tour (the tour and its lesson
+homework), ``warm`` (a lesson's steps computed ahead), ``address`` (the links students open), ``teacher`` (the
+teacher link that replaces a password on a school's network). Below it: ui.tour (the tour and its lesson
 files) and ui.questions (what a question takes, checked). The names app.py and the
 tests use are here.
 """
@@ -40,3 +41,4 @@ from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER,
                                   RESUME, SESSION, STEP, TEACHING)
 from ui.classroom.steps import choice_hidden, lesson_panel, private_note, read_link, step_text  # noqa: F401
 from ui.classroom.store import *  # noqa: F401,F403
+from ui.classroom.teacher import from_url as teacher_from_url  # noqa: F401

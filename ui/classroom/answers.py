@@ -32,6 +32,39 @@ def seats_per_client() -> int:
     return int(os.environ.get("MICROSCOPE_SEATS_PER_ADDRESS", 60))
 
 
+# New seats per address and class come as a room needs them, then slowly: a room behind one address
+# (a school's NAT) joins within a minute or two; a script that takes a seat per request gets SEAT_BURST
+# at once, then one every SEAT_EVERY_S (a leaky bucket over the seats' own join times: no counter kept)
+SEAT_BURST = 40
+SEAT_EVERY_S = 6.0
+
+
+def seat_wait(joined: list[float], now: float) -> float:
+    """Seconds until an address whose seats joined at ``joined`` may take a new one (0: now)."""
+    level, last = 0.0, None
+    for t in sorted(joined):
+        level = (max(0.0, level - (t - last) / SEAT_EVERY_S) if last is not None else 0.0) + 1
+        last = t
+    if last is None:
+        return 0.0
+    level = max(0.0, level - (now - last) / SEAT_EVERY_S)
+    return max(0.0, (level + 1 - SEAT_BURST) * SEAT_EVERY_S)
+
+
+def room(store, code: str) -> tuple[bool, int]:
+    """(whether the teacher locked the room to new seats, new seats allowed per address)."""
+    rows = store.run("SELECT locked, cap FROM rooms WHERE code = ?", (code,), True)
+    return (bool(rows[0][0]), int(rows[0][1])) if rows else (False, seats_per_client())
+
+
+def set_room(store, code: str, leader: str, locked: bool | None = None, cap: int | None = None) -> bool:
+    """The leader locks or opens the room, or sets its seats per address (→ whether it leads)."""
+    was_locked, was_cap = room(store, code)
+    locked, cap = was_locked if locked is None else locked, was_cap if cap is None else max(1, int(cap))
+    return bool(store.run(f"INSERT INTO rooms (code, locked, cap) SELECT CAST(? AS TEXT), CAST(? AS INTEGER), "
+                          f"CAST(? AS INTEGER) WHERE EXISTS (SELECT 1 FROM classes WHERE {LEADS}) ON CONFLICT (code) "
+                          f"DO UPDATE SET locked = excluded.locked, cap = excluded.cap RETURNING code",
+                          (code, int(locked), cap, code, leader), True))
 def step_id(step: dict) -> str:
     """The name under which a lesson step's answers are kept (its lesson and number)."""
     return f"{step['lesson']}#{step['step']}"
@@ -52,27 +85,63 @@ def issued(store, code: str, token: str) -> bool:
     return bool(TOKEN.fullmatch(token or "")) and hmac.compare_digest(token[16:], _mac(store, code, token[:16]))
 
 
-def sit(store, code: str, token: str, client: str = "") -> bool:
-    """A student's browser takes its seat in ``code`` (again after a reload: the same seat); a new
-    seat from a client that already has ``seats_per_client()`` of this class's is refused (→ False)."""
+def sit(store, code: str, token: str, client: str = "", cap: int | None = None) -> str | None:
+    """A student's browser takes its seat in ``code`` (again after a reload: the same seat) → None;
+    or why a new seat is refused: "locked" (the teacher closed the room), "full" (this address has
+    the room's seats per address, or ``cap``: homework's), or "wait N" (seconds: new seats from this
+    address come slowly past SEAT_BURST)."""
     if store.run("SELECT 1 FROM seats WHERE code = ? AND token = ?", (code, token), True):
-        return True
-    n = store.run("SELECT COUNT(*) FROM seat_clients WHERE code = ? AND client = ?", (code, client), True)[0][0]
-    if n >= seats_per_client():
+        return None
+    locked, per_client = room(store, code)
+    joined = [r[0] for r in store.run("SELECT s.joined FROM seats s JOIN seat_clients c ON c.code = s.code AND "
+                                      "c.token = s.token WHERE s.code = ? AND c.client = ?", (code, client), True)]
+    now = time.time()
+    why = ("locked" if locked else "full" if len(joined) >= (cap or per_client)
+           else f"wait {seat_wait(joined, now):.0f}" if seat_wait(joined, now) > 0 else None)
+    if why:
         store.run("INSERT INTO seat_refused VALUES (?, 1) ON CONFLICT (code) DO UPDATE SET n = seat_refused.n + 1",
                   (code,))
-        return False
-    store.run("INSERT INTO seats VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING", (code, token, time.time()),
+        return why
+    store.run("INSERT INTO seats VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING", (code, token, now),
               False, ("INSERT INTO seat_clients VALUES (?, ?, ?) ON CONFLICT (code, token) DO NOTHING",
                       (code, token, client)))
-    return True
+    return None
+
+
+def refused_words(why: str) -> str:
+    """What a student whose new seat was refused should do, in one sentence."""
+    if why == "locked":
+        return "The teacher has closed this class to new students: ask them to open it, then reload this page."
+    if why.startswith("wait"):
+        return (f"Many students on your network are joining at once: reload this page in {max(1, int(why[5:]))} s "
+                "to take your seat.")
+    return ("This class has as many seats from your network as it allows: ask your teacher to make room "
+            "(they can remove seats that never answered, or allow more), then reload this page.")
 
 
 def seat_origins(store, code: str) -> tuple[int, int, int]:
-    """(seats, the most from one client address, new seats refused by the cap) of ``code``."""
+    """(seats, the most from one client address, new seats refused) of ``code``."""
     rows = store.run("SELECT COUNT(*) FROM seat_clients WHERE code = ? GROUP BY client", (code,), True)
     refused = store.run("SELECT n FROM seat_refused WHERE code = ?", (code,), True)
     return sum(r[0] for r in rows), max((r[0] for r in rows), default=0), refused[0][0] if refused else 0
+
+
+def answered_seats(store, code: str) -> tuple[int, int]:
+    """(seats that gave an answer to any step, seats that never did) of ``code``."""
+    rows = store.run("SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM answers a WHERE a.code = s.code "
+                     "AND a.seat = s.token) THEN 1 ELSE 0 END), 0) FROM seats s WHERE s.code = ?", (code,), True)
+    total, answered = int(rows[0][0]), int(rows[0][1])
+    return answered, total - answered
+
+
+def remove_silent(store, code: str, leader: str) -> int:
+    """The leader removes the seats that never answered (a script's, a closed tab's) → how many. A
+    removed browser that reloads asks for a new seat (locked room, rate limit and cap apply)."""
+    silent = f"code = ? AND token NOT IN (SELECT seat FROM answers WHERE code = ?) AND EXISTS (SELECT 1 FROM classes WHERE {LEADS})"
+    gone = store.run(f"DELETE FROM seats WHERE {silent} RETURNING token", (code, code, code, leader), True,
+                     (f"DELETE FROM seat_clients WHERE code = ? AND token NOT IN (SELECT token FROM seats WHERE code = ?)",
+                      (code, code)))
+    return len(gone)
 
 
 def give(store, code: str, step: str, token: str, value, correct: bool | None) -> bool:
@@ -83,11 +152,12 @@ def give(store, code: str, step: str, token: str, value, correct: bool | None) -
         "INSERT INTO answers (code, step, seat, answer, correct, at) SELECT CAST(? AS TEXT), CAST(? AS TEXT), "
         "CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS DOUBLE PRECISION) "
         "WHERE NOT EXISTS (SELECT 1 FROM revealed WHERE code = ? AND step = ?) "
+        "AND EXISTS (SELECT 1 FROM seats WHERE code = ? AND token = ?) "
         "AND EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires >= ?) "
         "ON CONFLICT (code, step, seat) DO UPDATE SET answer = excluded.answer, correct = excluded.correct, "
         "at = excluded.at RETURNING seat",
         (code, step, token, json.dumps(value), None if correct is None else int(correct), now,
-         code, step, code, now), True))
+         code, step, code, token, code, now), True))
 
 
 def leave(store, code: str, step: str, token: str) -> None:

@@ -11,9 +11,9 @@ import math
 import numpy as np
 import streamlit as st
 
-from ui.classroom.answers import as_csv, asks_of, give, left, mine, of_step, reveal, revealed, sit, step_id
+from ui.classroom.answers import as_csv, asks_of, give, left, mine, of_step, refused_words, reveal, revealed, sit, step_id
 from ui.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
-from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING
+from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING, client
 from ui.classroom.store import attendance
 from ui.errors import shared
 from viz.common import markdown_text, plural
@@ -183,7 +183,9 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
         except Refused as e:
             st.error(str(e))
             return
-        shared(sit, store, code, seat)
+        if why := shared(sit, store, code, seat, client(), default=None):  # (joined while the store was down)
+            st.warning(refused_words(why))
+            return
         given = shared(give, store, code, sid, seat, value, right, default=None)  # None: the store is down
         if given is False:
             st.warning("The answers to this step are closed (the teacher revealed it).")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import state
-from ui.classroom.answers import issued, leave, new_seat, seats_per_client, sit, step_id
+from ui.classroom.answers import issued, leave, new_seat, refused_words, sit, step_id
 from ui.classroom import session as S
 from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
                                   from_our_proxy)
@@ -41,9 +41,9 @@ def join_from_url(store) -> None:
     cookie = st.context.cookies.get(seat_cookie(code))
     kept = [st.query_params.get("seat") or "", cookie if isinstance(cookie, str) else ""]
     seat = next((t for t in kept if issued(store, code, t)), None) or new_seat(store, code)
-    if not sit(store, code, seat, S.client()):
-        st.warning(f"Class {code} has taken as many new seats from your network as it allows "
-                   f"({seats_per_client()}): ask your teacher. You can explore on your own.", icon=":material/school:")
+    if why := sit(store, code, seat, S.client()):
+        st.warning(f"Class {code}: {refused_words(why)} You can explore on your own meanwhile.",
+                   icon=":material/school:")
         return
     st.session_state.update({JOINED: code, FOLLOWING: True, APPLIED: None, SESSION: seat})
 

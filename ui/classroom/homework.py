@@ -19,7 +19,7 @@ import streamlit as st
 
 from ui import state
 from ui.classroom import address, session as S
-from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, seats_per_client, sit, step_id
+from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, refused_words, sit, step_id
 from ui.questions import Ask, Refused, described
 from ui.classroom.store import KEEP_ENDED_S, start, valid_code
 from ui.errors import shared
@@ -27,6 +27,9 @@ from viz.common import markdown_text, plural
 
 CODE, SEAT, RESULTS = "homework_code", "homework_seat", "homework_results"  # session keys
 MAX_DAYS = 30  # the latest deadline a teacher may set
+# homework is done over days, a whole school's year behind its one address: new seats per address are
+# capped higher than a class's, and come at the same slow rate past a burst (answers.SEAT_BURST)
+HOMEWORK_SEATS_PER_ADDRESS = 300
 
 
 def assign(store, name: str, text: str, days: float, after_due: bool) -> tuple[str, str]:
@@ -98,9 +101,8 @@ def open_from_url(store, examples: dict) -> None:
     else:
         kept = [st.query_params.get("seat") or "", S.cookie(seat_cookie(code))]
         seat = next((t for t in kept if issued(store, code, t)), None) or new_seat(store, code)
-        if not sit(store, code, seat, S.client()):
-            st.warning(f"This homework has taken as many new seats from your network as it allows "
-                       f"({seats_per_client()}): ask your teacher.", icon=":material/assignment:")
+        if why := sit(store, code, seat, S.client(), cap=HOMEWORK_SEATS_PER_ADDRESS):
+            st.warning(f"Homework: {refused_words(why)}", icon=":material/assignment:")
             return
         st.session_state.update({CODE: code, SEAT: seat})
     st.session_state[state.keep("class_lesson")] = found["lesson"]

@@ -13,14 +13,16 @@ import uuid
 import streamlit as st
 
 from ui import state
-from ui.classroom import address, session as S
+from ui.classroom import address, session as S, teacher
 from ui.classroom.address import unreachable
-from ui.classroom.answers import seat_origins, seats_per_client
+from ui.classroom.answers import (answered_seats, remove_silent, room, seat_origins, seats_per_client,
+                                  set_room)
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
                                   stop_leading)
 from ui.classroom.store import (FREE_TRIES, SEEN_S, TEACHER_SEAT, Throttle, attendance, delay, end, hours, leads,
                                 new_resume_key, may_lead, publish, seen, start, take_lead, valid_code, version)
 from ui.errors import shared
+from viz.common import plural
 
 
 def my_view(page: str) -> dict | None:
@@ -80,7 +82,12 @@ def teacher_panel(store, url: str) -> None:
             S.keep_cookie(LEAD_COOKIE, None, 0, key="lead_cookie")
             st.session_state.pop(LEAD_COOKIE_SET)
         ended_panel(store)
-        secret = os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
+        if not teacher.may_teach():
+            st.caption(":material/key: Starting or leading a class takes the teacher link the server printed "
+                       "when it started (scripts/serve.py).")
+            return
+        # the teacher link replaces the password (ui.classroom.teacher); without one, the password if set
+        secret = None if teacher.token() else os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
@@ -300,10 +307,34 @@ def who_is_here(store, code: str) -> None:
     st.markdown(f"Class **{code}** · {connected} student{'s' if connected != 1 else ''} connected, "
                 f"{following} following" + (f", {exploring} exploring on their own" if exploring else ""))
     seats, most, refused = shared(seat_origins, store, code, default=(0, 0, 0))
-    if seats:  # one browser may open many tabs: how many seats one address holds tells a room from a script
-        st.caption(f"{seats} seat{'s' if seats != 1 else ''}, at most {most} from one address"
-                   + (f" · :material/warning: {refused} new seat{'s' if refused != 1 else ''} refused: more than "
-                      f"{seats_per_client()} from one address (MICROSCOPE_SEATS_PER_ADDRESS)" if refused else ""))
+    answered, silent = shared(answered_seats, store, code, default=(0, 0))
+    locked, cap = shared(room, store, code, default=(False, seats_per_client()))
+    if seats or refused or locked:  # one browser may open many tabs: seats per address tell a room from a script
+        st.caption(f"{plural(seats, 'seat')}: {answered} answered, {silent} never answered; at most {most} from "
+                   f"one address" + (f" · :material/warning: {plural(refused, 'new seat')} refused" if refused else "")
+                   + (" · :material/lock: room locked" if locked else ""))
+    seats_panel(store, code, silent, locked, cap)
+
+
+def seats_panel(store, code: str, silent: int, locked: bool, cap: int) -> None:
+    """The teacher makes room: removes the seats that never answered (a script's, closed tabs'),
+    locks the room once everyone is in (new seats refused, reloads keep theirs), raises the cap of
+    new seats per address. Each write is the leader's only (checked in the store)."""
+    leader = st.session_state.get(LEADER, "")
+    with st.popover("Seats", icon=":material/event_seat:", width="stretch"):
+        if st.button(f"Remove {plural(silent, 'seat')} that never answered", key="class_seats_remove",
+                     disabled=not silent, help="A removed browser that reloads asks for a new seat: the lock, the "
+                                               "pace of new seats and the cap apply."):
+            st.caption(f"Removed {plural(shared(remove_silent, store, code, leader, default=0), 'seat')}.")
+        st.toggle("Lock the room (no new seats)", value=locked, key=f"class_lock_{locked}",
+                  on_change=lambda: shared(set_room, store, code, leader, locked=not locked),
+                  help="When everyone is in: a new browser is refused and told to ask you; a student who reloads "
+                       "keeps their seat.")
+        new_cap = st.number_input("New seats per network address", 1, 1000, cap, key=f"class_cap_{cap}",
+                                  help="A room behind the school's one address needs as many as it has students.")
+        if new_cap != cap:
+            shared(set_room, store, code, leader, cap=int(new_cap))
+            st.rerun(scope="fragment")
 
 
 def qr_png(text: str, scale: int = 4) -> bytes:

@@ -53,7 +53,7 @@ def start(store, view: dict, valid_hours: float | None = None, leader: str = "")
     store.run("DELETE FROM classes WHERE expires < ?", (now - KEEP_ENDED_S,), False,
               ("UPDATE classes SET state = '{}' WHERE expires < ? AND state <> '{}'", (now,)),
               *((f"DELETE FROM {t} WHERE code NOT IN (SELECT code FROM classes)", ())
-                for t in ("attendance", "leaders", "leads", "seats", "seat_clients", "seat_refused", "answers",
+                for t in ("attendance", "leaders", "leads", "seats", "seat_clients", "seat_refused", "rooms", "answers",
                           "revealed", "left_steps", "class_lessons", "homework")),
               ("INSERT INTO leaders VALUES (?, '', ?)", (code, secrets.token_urlsafe(18))),
               ("INSERT INTO leads VALUES (?, ?)", (code, leader)),
