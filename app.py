@@ -29,7 +29,7 @@ from ui.legacy import start_session  # noqa: E402
 from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
 from ui.resources import document_store, get_model  # noqa: E402
 from ui.runs import current_trace, run_trace  # noqa: E402
-from ui.widgets import (REFERENCE, REFERENCE_OF, example_text, examples, load_reference_upload,  # noqa: E402
+from ui.widgets import (MAX_REFERENCE_CHARS, REFERENCE, REFERENCE_OF, example_text, examples, load_reference_upload,  # noqa: E402
                         load_upload, result_caption, set_document)
 
 st.set_page_config(page_title="Attention microscope", page_icon="🔬", layout="wide")
@@ -99,6 +99,7 @@ with st.sidebar:
                  on_change=document_edited)
     with st.expander("Reference summary (optional)", expanded=bool(st.session_state.get(REFERENCE))):
         st.text_area("Reference summary", key=REFERENCE, height=110, on_change=st.session_state.pop,
+                     max_chars=MAX_REFERENCE_CHARS,
                      args=(REFERENCE_OF, None), placeholder="A summary written by a person (one sentence a line)",
                      help="The Summary page then scores the model's summary against it (ROUGE), beside Lead-k and the "
                           "best any k sentences could do, and shows where each reference sentence comes from.")

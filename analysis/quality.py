@@ -52,9 +52,15 @@ def reference_sentences(reference: str) -> list[str]:
     return [reference[a:b].strip() for a, b in split_sentences(reference) if reference[a:b].strip()]
 
 
+MAX_REFERENCE_CHARS = 10_000  # a long abstract is ~3,000; scored in ~0.25 s at this length
+
+
 def quality(sentences: list[str], selected: list[int], reference: str, k: int) -> Quality:
     """``sentences``: the document's (as the model split them); ``selected``: the model's pick;
     ``reference``: the reference summary's text; ``k``: the summary length (Lead-k, the oracle's k)."""
+    if len(reference) > MAX_REFERENCE_CHARS:  # the work grows with it (1 MB: 51 s of a server's CPU)
+        raise ValueError(f"The reference summary is {len(reference):,} characters; a reference summary is at most "
+                         f"{MAX_REFERENCE_CHARS:,} (about 1,700 words). Paste a shorter one.")
     ref = reference_sentences(reference)
     if not ref:
         raise ValueError("the reference summary is empty")

@@ -20,6 +20,7 @@ from torch import nn
 
 from . import load
 from .bert import BertModel, extended_mask
+from .cancel import checkpoint
 from .hooks import names, record, split_heads
 from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from .load import DEFAULT_CHECKPOINT
@@ -283,7 +284,9 @@ class Summarizer:
         return gates.get("bert"), gates.get("inter")
 
     def window_inputs(self, enc: Encoded, a: int, b: int) -> dict[str, torch.Tensor]:
-        """Model inputs of the tokens [a, b) (one window), batch of 1."""
+        """Model inputs of the tokens [a, b) (one window), batch of 1. Every analysis asks for each
+        window's inputs before its work on it: where a run its caller gave up stops (model.cancel)."""
+        checkpoint()
         t = lambda xs: torch.tensor([xs], dtype=torch.long, device=self.device)  # noqa: E731  [1, ·]
         cls = [c - a for c in enc.cls_positions if a <= c < b]
         return dict(input_ids=t(enc.input_ids[a:b]), segment_ids=t(enc.segment_ids[a:b]),

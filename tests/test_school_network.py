@@ -114,3 +114,40 @@ def test_seats_the_teacher_removes_silent_seats_locks_the_room_and_raises_the_ca
     assert A.sit(store, code, seats[0], "school") is None  # a reload keeps its seat in a locked room
     assert A.set_room(store, code, "teacher", locked=False, cap=50) and A.room(store, code) == (False, 50)
     assert A.sit(store, code, A.new_seat(store, code), "school") is None
+
+
+# ---------------------------------------------------------------- limits: every text, and work that stops
+
+def test_limits_a_reference_past_its_limit_is_one_sentence_not_a_minute_of_work():
+    from analysis.quality import MAX_REFERENCE_CHARS, quality
+
+    sentences = ["The cat sat on the mat.", "A dog barked.", "Then it rained."]
+    assert quality(sentences, [0], "The cat sat. " * (MAX_REFERENCE_CHARS // 13), 1).rouge  # at the limit: scored
+    with pytest.raises(ValueError, match="at most 10,000"):
+        quality(sentences, [0], "x" * (MAX_REFERENCE_CHARS + 1), 1)
+
+
+def test_limits_a_run_stops_at_the_next_window_once_its_caller_has_gone(summarizer):
+    """model.cancel: a thread's run stops between two windows once its check says so; other threads
+    and later runs are untouched, and the check is removed after the block."""
+    import threading
+
+    from model.cancel import Cancelled, unless
+    from helpers import SHORT
+
+    long = (SHORT + "\n") * 6  # several windows
+    asked = []
+
+    def gone():
+        asked.append(1)
+        return len(asked) > 1  # the caller leaves after the first window
+
+    with pytest.raises(Cancelled), unless(gone):
+        summarizer.summarize(long, k=3)
+    assert len(asked) == 2  # stopped at the second window, not after the last
+    other = []
+    with unless(lambda: True):  # this thread's check does not reach another thread
+        t = threading.Thread(target=lambda: other.append(summarizer.summarize(long, k=3)))
+        t.start()
+        t.join()
+    assert len(other[0].selected) == 3 and len(summarizer.summarize(long, k=3).selected) == 3

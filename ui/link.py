@@ -46,8 +46,10 @@ def reference_id() -> str | None:
     or the store is down). Put once per text."""
     from ui.widgets import REFERENCE
 
+    from analysis.quality import MAX_REFERENCE_CHARS
+
     text = (st.session_state.get(REFERENCE) or "").strip()
-    if not text:
+    if not text or len(text) > MAX_REFERENCE_CHARS:  # (too long: the Summary page says so; nothing kept)
         return None
     kept = st.session_state.get("_reference_kept")
     if kept and kept[0] == text:

@@ -28,14 +28,41 @@ def result_key(kind: str, params: dict, *extra) -> tuple:
             tuple(params.get("mask_heads", ())), *extra)
 
 
+def while_wanted(compute):
+    """``compute`` as this browser session's run: it stops at the next BERT window once the session
+    has gone (its browser closed or hung up: model.cancel), and the script ends as Streamlit ends a
+    stopped one. Another session waiting for the same cached result then computes it itself
+    (ui.cache). Outside a served session (a warm-up thread, AppTest) it always runs to its end."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    from model.cancel import Cancelled, unless
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not Runtime.exists():
+        return compute
+
+    def run():
+        runtime, session = Runtime.instance(), ctx.session_id
+        try:
+            with unless(lambda: not runtime.is_active_session(session)):
+                return compute()
+        except Cancelled:
+            raise StopException() from None
+
+    return run
+
+
 def cached(kind: str, params: dict, compute, *extra, model_run: bool = False):
     """The result ``kind`` of ``params`` (a Summarize's settings) and ``extra``, from the server-wide
-    result cache, else ``compute()`` once (``model_run``: holding one of the server's model slots)."""
+    result cache, else ``compute()`` once (``model_run``: holding one of the server's model slots),
+    given up when this session goes (``while_wanted``)."""
     def run():
         with model_slots():
             return compute()
 
-    return result_cache().get(result_key(kind, params, *extra), run if model_run else compute)
+    return result_cache().get(result_key(kind, params, *extra), while_wanted(run if model_run else compute))
 
 
 def peek(kind: str, params: dict, *extra):
@@ -97,7 +124,7 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
 
     key = result_key("trace", dict(text=text, k=k, block_trigram=block_trigram, weights=weights, device=device,
                                    mask_heads=mask_heads), window)
-    trace = trace_cache().get(key, compute)
+    trace = trace_cache().get(key, while_wanted(compute))
     if id(trace) not in _TRACE_KEYS:  # forgotten when the Trace is freed, before its id can be reused
         _TRACE_KEYS[id(trace)] = key
         weakref.finalize(trace, _TRACE_KEYS.pop, id(trace), None)

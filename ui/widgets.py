@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from analysis.quality import MAX_REFERENCE_CHARS  # noqa: F401  (the reference box's limit)
 from ui import state
 from ui.legacy import start_session
 from ui.runs import current_trace
