@@ -95,7 +95,7 @@ http {{
       proxy_connect_timeout 3s;  # a host that does not answer (cut off): the next one, not a minute's wait
       add_header Set-Cookie "microscope_route=$microscope_route; Path=/; HttpOnly; SameSite=Lax{secure}" always;
       add_header Content-Security-Policy "{csp}" always;
-{cookie_flags}{hsts}{extra}    }}
+{plain}{cookie_flags}{hsts}{extra}    }}
   }}
 }}
 """
@@ -113,7 +113,7 @@ CLASSES = """\
       limit_req_status 429;
       {source}
       add_header Cache-Control "no-store";
-{hsts}    }}
+{plain}{hsts}    }}
 """
 BUNDLE = """\
     location /static/ {{
@@ -128,7 +128,7 @@ BUNDLE = """\
       gzip_vary on;
       try_files $uri @app;
       add_header Cache-Control "public, immutable, max-age=31536000";
-{hsts}    }}
+{plain}{hsts}    }}
     location @app {{
       proxy_pass http://microscope;
       proxy_set_header Host $http_host;
@@ -163,12 +163,18 @@ TLS = """\
     error_page 497 =301 https://$host:$server_port$request_uri;  # plain HTTP on this port: to HTTPS
 """
 HSTS = '      add_header Strict-Transport-Security "max-age=31536000" always;\n'
+# every response: a browser takes a file as the type it is sent with, never as what its bytes look like
+# (a stored text read as HTML or script); and no address of the app (?class=, ?story=, a results key)
+# goes to another site as a Referer when a link in a lesson or a document is followed
+PLAIN = ('      add_header X-Content-Type-Options "nosniff" always;\n'
+         '      add_header Referrer-Policy "no-referrer" always;\n')
 # What the app's pages load: its own scripts and styles (Streamlit and Plotly use inline styles, the
 # components inline scripts), images from itself and data:/blob: URLs (charts, the QR code), its
-# websocket. No other host: an image a lesson names from elsewhere is not fetched. frame-ancestors:
+# websocket ('self' covers ws: and wss: to the same host and port). No other host: an image a lesson names
+# from elsewhere is not fetched, and no script sends anything to another host. frame-ancestors:
 # who may frame the app (--frame-ancestors; default itself only).
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' ws: wss:; worker-src 'self' blob:; "
+       "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
        "frame-src 'self' blob: data:; object-src 'none'; base-uri 'self'; form-action 'self'; "
        "frame-ancestors {ancestors}")
 SECURE_COOKIES = "      proxy_cookie_flags ~ secure;  # Streamlit's cookies (_streamlit_xsrf) too, under TLS\n"
@@ -238,9 +244,9 @@ class Proxy:
         # (proxied: a host that does not answer is given up after 3 s, as on /: a poll must not hang on a cut link)
         classes = CLASSES.format(source=f"alias {STATIC}/;" if from_disk else
                                  "proxy_pass http://microscope; proxy_connect_timeout 3s; proxy_set_header Host $http_host;",
-                                 poll_burst=2 * POLL_RATE, hsts=hsts)
+                                 poll_burst=2 * POLL_RATE, hsts=hsts, plain=PLAIN)
         extra = '      add_header X-Microscope-Upstream $upstream_addr always;\n' if self.show_upstream else ""
-        bundle = BUNDLE.format(root=streamlit_bundle(self.dir / "bundle"), hsts=hsts)
+        bundle = BUNDLE.format(root=streamlit_bundle(self.dir / "bundle"), hsts=hsts, plain=PLAIN)
         tls = TLS.format(certfile=self.certfile, keyfile=self.keyfile) if self.certfile else ""
         conf = self.dir / "nginx.conf"  # it holds the proxy secret: readable by its owner only, as its log
         for name in ("nginx.conf", "error.log"):
@@ -250,7 +256,7 @@ class Proxy:
             listen=self.listen, port=self.port, ssl=" ssl" if self.certfile else "", tls=tls, classes=classes, bundle=bundle,
             poll_rate=POLL_RATE, conn_limit=self.conn_limit, secret=self.secret,
             secure="; Secure" if self.certfile else "", hsts=hsts, extra=extra,
-            csp=CSP.format(ancestors=self.frame_ancestors), cookie_flags=SECURE_COOKIES if self.certfile else ""))
+            csp=CSP.format(ancestors=self.frame_ancestors), plain=PLAIN, cookie_flags=SECURE_COOKIES if self.certfile else ""))
         self.proc = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-e", "stderr",
                                       "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      start_new_session=True)

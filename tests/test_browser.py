@@ -393,6 +393,11 @@ def test_corpus_page_runs_uploads_one_at_a_time(server, browser, shots, tmp_path
         assert page.get_by_test_id("stMetricValue").first.inner_text() == n
     pages[1].get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
     pages[1].screenshot(path=str(shots / "corpus.png"), full_page=True)
+    from ui.corpus_runs import UPLOADS, corpus_root
+
+    made = [corpus_root() / UPLOADS, *(corpus_root() / UPLOADS).rglob("*")]  # what both runs left on disk
+    loose = {str(p): oct(p.stat().st_mode) for p in made if p.stat().st_mode & 0o077}
+    assert len(made) > 10 and not loose, loose  # issue 68: 0700 folders, 0600 files, as the store
     pages.append(open_app(browser, server))  # a third visitor: no upload of anyone's is listed (issue 57)
     go_to(pages[2], "Corpus")
     for page, mine in zip(pages, (1, 1, 0)):

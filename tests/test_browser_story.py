@@ -195,6 +195,9 @@ def test_the_presenter_view_follows_the_audiences_window_and_steps_it(app, brows
         side.get_by_label("Your note (only in the presenter view)").fill(private)
         side.get_by_role("button", name="Add this view to the story").click()
         idle(page)
+    side.get_by_role("link", name="Open the presenter view").wait_for(timeout=60_000)
+    assert side.get_by_test_id("stCode").filter(has_text="key=").count() == 0  # the key: only on demand (issue 68)
+    side.get_by_text("Show the presenter links").click()
     presenter_link = side.get_by_test_id("stCode").filter(has_text="presenter=1").inner_text(timeout=60_000).strip()
     side.get_by_text("Its question").click()  # the question editor of the picked step (Masks): a head question
     idle(page)

@@ -45,11 +45,17 @@ def test_host_names_reach_the_app_through_nginx_with_their_port(school):
     """The grey page: nginx forwarded Host without its port and Streamlit refused the websocket
     (Origin classroom.test:PORT, Host classroom.test). Any name works now, with its port."""
     port = school.public.rsplit(":", 1)[1]
+    refused = []
     for host in (NAME, "school.local", "127.0.0.1"):
         page = school.browser.new_context().new_page()
-        page.goto(f"http://{host}:{port}/")
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        response = page.goto(f"http://{host}:{port}/")
         page.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=120_000)  # drawn: the websocket is up
+        headers = response.all_headers()
+        assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+        assert "connect-src 'self';" in headers["content-security-policy"]  # no other host, the websocket allowed
         page.context.close()
+    assert not refused, refused[:3]
     log = school.servers[0].log.read_text()
     assert "disallowed Origin or Host" not in log, log[-500:]
 

@@ -151,3 +151,100 @@ def test_limits_a_run_stops_at_the_next_window_once_its_caller_has_gone(summariz
         t.start()
         t.join()
     assert len(other[0].selected) == 3 and len(summarizer.summarize(long, k=3).selected) == 3
+
+
+# ---------------------------------------------------------------- corpus uploads: private on disk
+
+def test_corpus_uploads_are_private_on_disk_and_another_users_folder_is_refused(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    from ui.corpus_runs import UPLOADS, new_upload, write_private
+
+    monkeypatch.setenv("MICROSCOPE_CORPUS_ROOT", str(tmp_path / "corpus"))
+    _, path = new_upload()
+    assert path.stat().st_mode & 0o777 == 0o700 and path.parent.stat().st_mode & 0o777 == 0o700
+    write_private(path / "input.jsonl", '{"text": "a memo"}\n')
+    assert (path / "input.jsonl").stat().st_mode & 0o777 == 0o600
+    # the run's process, as pages/corpus.py starts it: what it writes is private too
+    subprocess.run([sys.executable, "-c", "import pathlib; pathlib.Path('shards').mkdir(); "
+                    "pathlib.Path('shards/s.jsonl').write_text('x'); pathlib.Path('report.json').write_text('{}')"],
+                   cwd=path, umask=0o077, check=True)
+    assert {p.name: p.stat().st_mode & 0o077 for p in path.rglob("*")} == \
+        {"input.jsonl": 0, "shards": 0, "s.jsonl": 0, "report.json": 0}
+    if os.geteuid() == 0:  # another user pre-made the uploads folder (to read what lands there): refused
+        os.chown(tmp_path / "corpus" / UPLOADS, 65534, 65534)
+        with pytest.raises(ValueError, match="belongs to another user"):
+            new_upload()
+
+
+# ---------------------------------------------------------------- lesson and story text: a real parser
+
+@pytest.mark.parametrize("source, shown", [
+    ("See ![a [b] c](http://tracker.example/1.png) here", "See [image: a [b] c] here"),  # brackets in the alt
+    ("See ![x\\]y](http://tracker.example/2.png) here", "See [image: x]y] here"),  # an escaped bracket
+    ("See ![t] here\n\n[t]: http://tracker.example/3.png", "See [image: t] here"),  # a reference-style image
+    ('<img src="http://tracker.example/4.png"> and <b>bold</b>', '<img src="http://tracker.example/4.png"> and <b>bold</b>'),
+    ("**Layer 1**, head 3: [the paper](https://arxiv.org/abs/1906.04341).",
+     "Layer 1, head 3: the paper (https://arxiv.org/abs/1906.04341)."),
+    ("- one\n- two\n\n1. first\n2. second", "- one\n- two\n1. first\n2. second"),
+    ("abc\u202edcba \u2066x\u2069", "abc dcba  x"),  # bidi overrides and isolates blanked
+])
+def test_lesson_markdown_goes_through_a_parser_images_and_html_are_text(source, shown):
+    from viz.common import markdown_text, plain_text
+
+    text = plain_text(source)
+    assert text == shown
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown_text(text))  # as pages show it
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or ()}
+    assert not kinds & {"image", "html_inline", "html_block", "link_open"}, kinds
+
+
+def test_lesson_images_in_every_form_reach_no_field_of_a_lesson():
+    from ui.tour import parse
+
+    lesson = parse('title = "A ![a [b] c](http://tracker.example/t.png)"\ndocument = "bbc_insurance_bosses"\n'
+                   '[[steps]]\ntext = """Look ![t]\n\n[t]: http://tracker.example/r.png"""\n'
+                   'private = "\u202eNote ![x\\\\]y](http://tracker.example/p.png)"\n'
+                   'question = "<img src=http://tracker.example/q.png>?"\n'
+                   '[steps.answer]\nkind = "choice"\noptions = ["![o](http://tracker.example/o.png)", "b"]\n', "x")
+    s = lesson.steps[0]
+    fields = [lesson.title, s.text, s.private, *s.ask.options]
+    assert not any("tracker" in f for f in fields), fields
+    assert s.text == "Look [image: t]" and s.private == "Note [image: x]y]" and s.ask.options[0] == "[image: o]"
+    assert "\u202e" not in s.private
+
+
+def test_story_text_is_stored_without_bidi_controls(tmp_path):
+    from ui.store import Store
+    from ui.stories import load_titled, notes_key, save
+
+    store = Store(tmp_path / "s.sqlite3")
+    story, _ = save(store, [{"title": "Step\u202e1", "note": "a\u2067b", "private": "c\u202ad", "question": "q\u200f?",
+                             "view": {"page": ""}}], title="My\u202estory")
+    title, steps = load_titled(store, story, notes_key(store, story))
+    assert title == "My story" and steps[0]["title"] == "Step 1" and steps[0]["note"] == "a b"
+    assert steps[0]["private"] == "c d"
+
+
+@pytest.mark.slow
+def test_a_lesson_of_more_than_fifty_steps_opened_as_a_story_is_one_sentence(summarizer):
+    from helpers import button, new_app
+
+    from ui.classroom.steps import OWN, OWN_TEXT
+    from ui.stories import MAX_STEPS
+    from ui.tour import parse
+
+    text = 'title = "Long"\ndocument = "bbc_insurance_bosses"\n' + "".join(
+        f'[[steps]]\ntext = "Step {n}."\n' for n in range(MAX_STEPS + 5))
+    at = new_app()
+    at.session_state[OWN], at.session_state[OWN_TEXT] = {"long": parse(text, "long")}, {"long": text}
+    at.run()
+    at.selectbox(key="story_lesson_pick").set_value("long").run()
+    button(at, "story_lesson_open").click().run()
+    assert not at.exception, at.exception
+    said = [i.value for i in at.info]
+    assert any("has 55 steps; a story holds at most 50" in v for v in said), said

@@ -40,12 +40,20 @@ def checked(steps: list[dict]) -> list[dict]:
     for s in steps:
         if not isinstance(s, dict) or not isinstance(s.get("view"), dict):
             raise BadStory("A story step is a view with a title and a note.")
-        out.append({"title": str(s.get("title") or "")[:MAX_TITLE], "note": str(s.get("note") or "")[:MAX_NOTE],
-                    "private": str(s.get("private") or "")[:MAX_NOTE],
-                    **({"question": str(s["question"])[:MAX_NOTE]} if s.get("question") else {}),
+        out.append({"title": text(s.get("title"))[:MAX_TITLE], "note": text(s.get("note"))[:MAX_NOTE],
+                    "private": text(s.get("private"))[:MAX_NOTE],
+                    **({"question": text(s["question"])[:MAX_NOTE]} if s.get("question") else {}),
                     "view": s["view"], "uid": str(s.get("uid") or secrets.token_hex(6))[:32],
                     **({"ask": ask} if (ask := question(s.get("ask"))) else {})})
     return out
+
+
+def text(value) -> str:
+    """A title, note or question as stored: a string, its control and bidi characters blanked (as a
+    document's: U+202E would reverse what the audience reads)."""
+    from viz.common import CONTROL
+
+    return CONTROL.sub(" ", str(value or ""))
 
 
 def question(ask) -> dict | None:
@@ -64,12 +72,12 @@ def save(store, steps: list[dict], story: str | None = None, owner: str | None =
          title: str = "") -> tuple[str, str]:
     """Write a story (its ``title`` and steps); → (its id, its owner token). With the ``story`` id and
     its ``owner`` token: that story is updated; otherwise a new one (a copy) is made with a new id and token."""
-    text, now = json.dumps({"title": str(title or "")[:MAX_TITLE], "steps": checked(steps)}), time.time()
+    data, now = json.dumps({"title": text(title)[:MAX_TITLE], "steps": checked(steps)}), time.time()
     if story and owner and store.run("UPDATE stories SET steps = ?, updated = ? WHERE id = ? AND owner = ? "
-                                     "RETURNING id", (text, now, story, _hash(owner)), True):
+                                     "RETURNING id", (data, now, story, _hash(owner)), True):
         return story, owner
     story, owner = secrets.token_urlsafe(12), secrets.token_urlsafe(18)
-    store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", (story, text, _hash(owner), now))
+    store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", (story, data, _hash(owner), now))
     return story, owner
 
 

@@ -152,8 +152,12 @@ def persist(store) -> None:
     if not st.session_state.pop(DIRTY, False):
         return
     before = st.session_state.get(ID)
-    saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER),
-                   st.session_state.get(TITLE) or "")
+    try:
+        saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER),
+                       st.session_state.get(TITLE) or "")
+    except BadStory as e:  # (too many steps: open_lesson and add stop before; said, never a crash)
+        st.session_state[NOTICE] = f"Not saved: {e}"
+        return
     if saved is None:  # the store is down: kept here, saved with the next change
         st.session_state[DIRTY] = True
         return
@@ -225,11 +229,16 @@ def panel(store, page: str, title: str, url: str):
               help="Its view in the app, live (page, document, controls), with Back/Next above the page.")
     if st.session_state.get(ID) and st.session_state.get(present.NOTES_KEY):
         base, key = f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", st.session_state[present.NOTES_KEY]
-        st.caption("The presenter view (your notes, the next step, the time) opens in a window of its own, beside "
-                   "the audience's, and follows it (keep this link to yourself: it opens your notes):")
-        st.code(f"{base}&key={key}&presenter=1", language=None, wrap_lines=True)
-        st.caption("Your link, with your notes, to edit or present it elsewhere:")
-        st.code(f"{base}&key={key}", language=None, wrap_lines=True)
+        st.link_button("Open the presenter view", f"{base}&key={key}&presenter=1", icon=":material/co_present:",
+                       width="stretch", help="Your notes, the next step and the time, in a window of its own beside "
+                                             "the audience's; it follows it.")
+        # the links carry the story's key (it opens your notes): on demand, never on a projected sidebar by default
+        if st.toggle("Show the presenter links", key="story_show_key",
+                     help="They carry your story's key, which opens your private notes: keep them off the projector."):
+            st.caption("The presenter view (keep this link to yourself: it opens your notes):")
+            st.code(f"{base}&key={key}&presenter=1", language=None, wrap_lines=True)
+            st.caption("Your link, with your notes, to edit or present it elsewhere:")
+            st.code(f"{base}&key={key}", language=None, wrap_lines=True)
     exports(store, steps)
     return charts
 
@@ -321,6 +330,11 @@ def open_lesson(name: str) -> None:
     from ui.link import kept_id
 
     lesson = all_lessons()[name]
+    if len(lesson.steps) > MAX_STEPS:
+        st.session_state[NOTICE] = (f"The lesson \u201c{lesson.title}\u201d has {len(lesson.steps)} steps; a story "
+                                    f"holds at most {MAX_STEPS}, so it was not opened here (teach it as a class, or "
+                                    "split the lesson file).")
+        return
     texts = {lesson.text, *(s.document_text for s in lesson.steps)} - {""}  # documents the lesson carries
     ids = {t: shared(kept_id, t) for t in texts}  # kept in the store, as a pasted one is
     st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), ids), ID: None, OWNER: None,

@@ -117,13 +117,59 @@ def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", 
                 colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 
 
-IMAGE = re.compile(r"!\[([^\]]*)\]\s*(\([^)]*\)|\[[^\]]*\])")  # Markdown's ![alt](address) and ![alt][ref]
+def plain_text(markdown: str) -> str:
+    """Markdown written by someone else (a lesson, a story) as the plain text a reader sees, to be
+    shown as text (``markdown_text``), so nothing in it is fetched or run whatever its syntax: parsed
+    by a real CommonMark parser (markdown-it-py, which Streamlit installs), emphasis and code marks
+    dropped, a link as its words and address, an image in any form (``![a [b] c](url)``,
+    ``![x\\]y](url)``, a reference ``![t]`` with ``[t]: url``) as its alt text ("[image: …]"), raw
+    HTML as the characters it is. Lines, list items and paragraphs keep their breaks. Control and
+    bidi characters are blanked first, as in a document."""
+    from markdown_it import MarkdownIt
 
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(CONTROL.sub(" ", str(markdown)))
+    out, lists, item = [], [], False  # item: a list item's marker waits for its first line
 
-def without_images(markdown: str) -> str:
-    """Markdown written by someone else (a lesson) without its images: each becomes its alt text,
-    so no reader's browser fetches anything from a host that text names."""
-    return IMAGE.sub(lambda m: f"[image: {m[1]}]" if m[1].strip() else "[image]", markdown)
+    def inline(children) -> str:
+        parts, links = [], []  # links: (where its words start, its address)
+        for t in children or ():
+            if t.type in ("text", "code_inline", "html_inline"):
+                parts.append(t.content)
+            elif t.type in ("softbreak", "hardbreak"):
+                parts.append("\n")
+            elif t.type == "link_open":
+                links.append((len(parts), str(t.attrs.get("href", ""))))
+            elif t.type == "link_close" and links:
+                start, address = links.pop()
+                if address and "".join(parts[start:]) not in (address, address.removeprefix("mailto:")):
+                    parts.append(f" ({address})")  # (an autolink's words are its address already)
+            elif t.type == "image":
+                alt = "".join(c.content for c in t.children or ()).strip()
+                parts.append(f"[image: {alt}]" if alt else "[image]")
+        return "".join(parts)
+
+    for t in tokens:
+        if t.type in ("bullet_list_open", "ordered_list_open"):
+            lists.append(int(t.attrs.get("start", 1)) if t.type == "ordered_list_open" else None)
+        elif t.type in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif t.type == "list_item_open":
+            n = lists[-1]
+            out.append("  " * (len(lists) - 1) + ("- " if n is None else f"{n}. "))
+            if n is not None:
+                lists[-1] = n + 1
+            item = True
+        elif t.type == "inline":
+            if item:
+                out[-1] += inline(t.children)
+            else:
+                out.append(inline(t.children))
+            item = False
+        elif t.type in ("fence", "code_block", "html_block"):
+            out.append(t.content.rstrip("\n"))
+        elif t.type == "hr":
+            out.append("---")
+    return "\n".join(out).strip()
 
 
 def plotly_text(text):

@@ -190,7 +190,10 @@ def choice_hidden() -> bool:
 
 def step_text() -> None:
     """The lesson step's text above the page (teacher, students following, anyone self-paced)."""
+    from viz.common import markdown_text
+
     s = st.session_state.get(STEP)
-    if s and s.get("text"):
-        st.info(f"**{s['title']} · step {s['step'] + 1} of {s['of']}.** {s['text']}"
-                + (f"\n\n**Question:** {s['question']}" if s.get("question") else ""), icon=":material/school:")
+    if s and s.get("text"):  # a lesson's words are text (ui.tour: viz.common.plain_text), shown as text
+        st.info(f"**{markdown_text(s['title'])} · step {s['step'] + 1} of {s['of']}.** {markdown_text(s['text'])}"
+                + (f"\n\n**Question:** {markdown_text(s['question'])}" if s.get("question") else ""),
+                icon=":material/school:")
