@@ -23,13 +23,19 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+def host_rules(name: str) -> list[str]:
+    """Chromium's arguments that make the host ``name`` this machine (127.0.0.1), as a school's DNS
+    or a ``.local`` name would: the browser then sends that name as Host and in its Origin."""
+    return [f"--host-resolver-rules=MAP {name} 127.0.0.1"] if name else []
+
+
 def launch_chromium(playwright, extra_args: list[str] | None = None):
     """Debian's Chromium through Playwright's Python client (never ``playwright install``)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + (extra_args or []),
                                       headless=True)
 
 
-async def gather_in_chromium(make) -> list:
+async def gather_in_chromium(make, extra_args: list[str] | None = None) -> list:
     """``make(browser)`` → coroutines, run together in one headless Debian Chromium (async Playwright):
     the load test's and the workshop's sessions."""
     import asyncio
@@ -37,7 +43,7 @@ async def gather_in_chromium(make) -> list:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + (extra_args or []))
         try:
             return await asyncio.gather(*make(browser))
         finally:

@@ -1,8 +1,8 @@
 """A workshop rehearsal: N students in real Chromium sessions, all starting together.
 
     python scripts/workshop.py --students 20 [--same-example | --own-documents] [--processes 2]
-                               [--url URL] [--throttle] [--json OUT]
-    python scripts/workshop.py --follow --students 30 [--processes 2] [--idle 60] [--json OUT]
+                               [--url URL] [--throttle] [--host NAME] [--json OUT]
+    python scripts/workshop.py --follow --students 30 [--processes 2] [--idle 60] [--host NAME] [--json OUT]
 
 Starts the app (``--processes`` > 1: that many behind nginx, scripts/serve.py; ``--url``: an app or
 proxy already running, no server measurements), warms each process with one student (the model
@@ -12,6 +12,10 @@ student through: open the app → **Try an example** (or paste an own document a
 the server's CPU seconds per student flow (user + system of the app processes over the run,
 divided by the students) and the app processes' peak memory (VmHWM). ``--throttle`` emulates a
 20 Mbit/s down, 5 Mbit/s up, 40 ms link for every student (Chromium's DevTools protocol).
+``--host NAME``: as a school reaches it, by a host name: Chromium resolves NAME to this machine, the
+servers (behind nginx on a port of their own) make their join links on ``http://NAME:PORT``
+(MICROSCOPE_PUBLIC_URL), and every browser opens the app by that name. Bare students
+(``--bare``) are not browsers: they use the loopback address.
 
 ``--follow``: a class instead (ui/classroom). A scripted teacher picks the shipped lesson, starts
 a class and walks every step with Next; the students joined by the class link. Per step: the time
@@ -42,10 +46,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import cpu_seconds, gather_in_chromium, rss_mb  # noqa: E402
+from benchmarks.common import cpu_seconds, free_port, gather_in_chromium, host_rules, rss_mb  # noqa: E402
 from scripts.load_test import documents  # noqa: E402
 
 STEPS = ("open", "summary", "bert_attention", "layer_switch", "why")
+HOST = ""  # --host: the name every browser reaches the servers by
 NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThroughput=5e6 / 8)  # bytes/s
 HEATMAP = """(title) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
   (gd._fullData || []).some(t => t.type === 'heatmap') && gd.querySelector('.heatmaplayer image') &&
@@ -123,7 +128,7 @@ async def student(browser, url: str, n: int, text: str | None, timeout_s: float,
 
 async def drive(url: str, texts: list[str | None], timeout_s: float, throttle: bool) -> list[dict]:
     return await gather_in_chromium(lambda browser: [student(browser, url, n, t, timeout_s, throttle)
-                                                     for n, t in enumerate(texts)])
+                                                     for n, t in enumerate(texts)], host_rules(HOST))
 
 
 def stats(xs: list[float]) -> dict:
@@ -213,8 +218,11 @@ class Student:
 
 
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
-                       proxy_pids: list[int] = (), nice: int = 0, bare: int = 0, store: str = "") -> dict:
-    """The ``--follow`` rehearsal (see the module's docstring); ``store``: the servers' MICROSCOPE_STORE."""
+                       proxy_pids: list[int] = (), nice: int = 0, bare: int = 0, store: str = "",
+                       bare_url: str = "") -> dict:
+    """The ``--follow`` rehearsal (see the module's docstring); ``store``: the servers' MICROSCOPE_STORE;
+    ``bare_url``: where bare students connect (default ``url``)."""
+    bare_url = bare_url or url
     from playwright.async_api import async_playwright
 
     from benchmarks.bare_session import BareSession
@@ -224,7 +232,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
     steps = len(lessons()[LESSON].steps)
     ms = timeout_s * 1000
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS + host_rules(HOST))
         teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
         await teacher.goto(f"{url}?lesson={LESSON}", timeout=ms)  # the lesson picked by the link
         await teacher.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=ms)
@@ -265,7 +273,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             return student
 
         async def join_bare():
-            session = BareSession(url, f"class={code}")
+            session = BareSession(bare_url, f"class={code}")
             await session.open()
             student = Student(bare=session)
             await student.shows(f"step 1 of {steps}", timeout_s)
@@ -440,18 +448,30 @@ def main(argv=None) -> dict:
     p.add_argument("--follow", action="store_true", help="a class: a scripted teacher walks the shipped lesson")
     p.add_argument("--idle", type=float, default=60, help="--follow: seconds of a class with nothing changing")
     p.add_argument("--nice", type=int, default=0, help="--follow: run the browsers at this nice level (servers first)")
+    p.add_argument("--host", default="", metavar="NAME",
+                   help="browsers reach the servers by this host name (resolved to this machine), as a school's do")
     p.add_argument("--bare", type=int, default=0,
                    help="--follow: this many more students as bare sessions (benchmarks/bare_session.py)")
     args = p.parse_args(argv)
+    global HOST
+    HOST = args.host
+    port = free_port() if args.host else None  # at a host name: behind nginx, whose port the join links name
+    public = {"MICROSCOPE_PUBLIC_URL": f"http://{args.host}:{port}"} if args.host else {}
+
+    def at_host(url: str) -> str:
+        return f"http://{args.host}:{port}/" if args.host else url
+
     if args.follow:
         from scripts.serve import Cluster
 
         logs = Path(tempfile.mkdtemp(prefix="microscope_class_"))
-        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
-        with Cluster(args.processes, logs, env=env) as cluster:
-            result = asyncio.run(follow_class(cluster.url + "/", args.students, args.timeout, args.idle,
+        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **public,
+               **dict(kv.split("=", 1) for kv in args.server_env)}
+        with Cluster(args.processes, logs, port=port, env=env) as cluster:
+            result = asyncio.run(follow_class(at_host(cluster.url + "/"), args.students, args.timeout, args.idle,
                                               cluster.pids(), cluster.proxy_pids(), args.nice, args.bare,
-                                              env["MICROSCOPE_STORE"]))
+                                              env["MICROSCOPE_STORE"], cluster.url + "/"))
+        result["host"] = args.host or None
         report_follow(result)
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))
@@ -462,10 +482,12 @@ def main(argv=None) -> dict:
         from scripts.serve import Cluster
 
         logs = Path(tempfile.mkdtemp(prefix="microscope_workshop_"))
-        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **dict(kv.split("=", 1) for kv in args.server_env)}
-        with Cluster(args.processes, logs, env=env) as cluster:
-            result = rehearse(cluster.url + "/", args.students, args.own, args.data, args.timeout, args.throttle,
-                              cluster.pids(), [s.url + "/" for s in cluster.servers], cluster.proxy_pids())
+        env = {"MICROSCOPE_STORE": str(logs / "documents.sqlite3"), **public,
+               **dict(kv.split("=", 1) for kv in args.server_env)}
+        with Cluster(args.processes, logs, port=port, env=env) as cluster:
+            result = rehearse(at_host(cluster.url + "/"), args.students, args.own, args.data, args.timeout,
+                              args.throttle, cluster.pids(), [s.url + "/" for s in cluster.servers], cluster.proxy_pids())
+        result["host"] = args.host or None
     report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

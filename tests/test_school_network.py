@@ -248,3 +248,35 @@ def test_a_lesson_of_more_than_fifty_steps_opened_as_a_story_is_one_sentence(sum
     assert not at.exception, at.exception
     said = [i.value for i in at.info]
     assert any("has 55 steps; a story holds at most 50" in v for v in said), said
+
+
+@pytest.mark.slow
+def test_seats_the_teachers_panel_removes_locks_and_raises_and_the_student_is_told(summarizer, monkeypatch):
+    from helpers import SHORT, button, new_app, opened, shared_store, summarize
+
+    from ui import classroom as C
+    from ui.classroom import answers as A
+    from ui.classroom import session as S
+
+    monkeypatch.setattr(S, "client", lambda: "192.0.2.80")  # the school's one address
+    teacher = summarize(new_app(), SHORT)
+    button(teacher, "class_start").click().run()
+    code = teacher.session_state[C.TEACHING]
+    students = [opened({"class": code}) for _ in range(3)]
+    seat = students[0].session_state[C.SESSION]
+    assert A.give(shared_store(), code, A.step_id({"lesson": "l", "step": 0}), seat, 1, None)
+    teacher.run()
+    assert any("3 seats: 1 answered, 2 never answered" in c.value for c in teacher.caption)
+    button(teacher, "class_seats_remove").click().run()
+    assert A.answered_seats(shared_store(), code) == (1, 0)
+    teacher.toggle(key="class_lock_False").set_value(True).run()
+    assert A.room(shared_store(), code)[0]
+    late = opened({"class": code})
+    assert C.JOINED not in late.session_state
+    assert any("closed this class to new students: ask them to open it" in w.value for w in late.warning)
+    assert opened({"class": code, "seat": seat}).session_state[C.SESSION] == seat  # a reload keeps its seat
+    teacher.toggle(key="class_lock_True").set_value(False).run()
+    teacher.number_input(key="class_cap_60").set_value(70).run()
+    assert A.room(shared_store(), code) == (False, 70)
+    assert C.JOINED in opened({"class": code}).session_state
+    assert not teacher.exception

@@ -327,14 +327,13 @@ def seats_panel(store, code: str, silent: int, locked: bool, cap: int) -> None:
                                                "pace of new seats and the cap apply."):
             st.caption(f"Removed {plural(shared(remove_silent, store, code, leader, default=0), 'seat')}.")
         st.toggle("Lock the room (no new seats)", value=locked, key=f"class_lock_{locked}",
-                  on_change=lambda: shared(set_room, store, code, leader, locked=not locked),
+                  on_change=lambda: shared(set_room, store, code, leader, not locked),
                   help="When everyone is in: a new browser is refused and told to ask you; a student who reloads "
                        "keeps their seat.")
-        new_cap = st.number_input("New seats per network address", 1, 1000, cap, key=f"class_cap_{cap}",
-                                  help="A room behind the school's one address needs as many as it has students.")
-        if new_cap != cap:
-            shared(set_room, store, code, leader, cap=int(new_cap))
-            st.rerun(scope="fragment")
+        st.number_input("New seats per network address", 1, 1000, cap, key=f"class_cap_{cap}",
+                        on_change=lambda: shared(set_room, store, code, leader, None,
+                                                 int(st.session_state[f"class_cap_{cap}"])),
+                        help="A room behind the school's one address needs as many as it has students.")
 
 
 def qr_png(text: str, scale: int = 4) -> bytes:
