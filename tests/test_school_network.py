@@ -188,7 +188,7 @@ def test_corpus_uploads_are_private_on_disk_and_another_users_folder_is_refused(
     ('<img src="http://tracker.example/4.png"> and <b>bold</b>', '<img src="http://tracker.example/4.png"> and <b>bold</b>'),
     ("**Layer 1**, head 3: [the paper](https://arxiv.org/abs/1906.04341).",
      "Layer 1, head 3: the paper (https://arxiv.org/abs/1906.04341)."),
-    ("- one\n- two\n\n1. first\n2. second", "- one\n- two\n1. first\n2. second"),
+    ("- one\n- two\n\n1. first\n2. second", "- one\n\n- two\n\n1. first\n\n2. second"),
     ("abc\u202edcba \u2066x\u2069", "abc dcba  x"),  # bidi overrides and isolates blanked
 ])
 def test_lesson_markdown_goes_through_a_parser_images_and_html_are_text(source, shown):

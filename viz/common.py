@@ -123,7 +123,7 @@ def plain_text(markdown: str) -> str:
     by a real CommonMark parser (markdown-it-py, which Streamlit installs), emphasis and code marks
     dropped, a link as its words and address, an image in any form (``![a [b] c](url)``,
     ``![x\\]y](url)``, a reference ``![t]`` with ``[t]: url``) as its alt text ("[image: …]"), raw
-    HTML as the characters it is. Lines, list items and paragraphs keep their breaks. Control and
+    HTML as the characters it is. Paragraphs and list items are apart by a blank line. Control and
     bidi characters are blanked first, as in a document."""
     from markdown_it import MarkdownIt
 
@@ -169,7 +169,7 @@ def plain_text(markdown: str) -> str:
             out.append(t.content.rstrip("\n"))
         elif t.type == "hr":
             out.append("---")
-    return "\n".join(out).strip()
+    return "\n\n".join(out).strip()  # (a blank line: blocks stay apart where the text is shown as Markdown)
 
 
 def plotly_text(text):

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import io
 import json
+import math
 import os
 import re
 import secrets
@@ -96,8 +97,9 @@ def sit(store, code: str, token: str, client: str = "", cap: int | None = None) 
     joined = [r[0] for r in store.run("SELECT s.joined FROM seats s JOIN seat_clients c ON c.code = s.code AND "
                                       "c.token = s.token WHERE s.code = ? AND c.client = ?", (code, client), True)]
     now = time.time()
+    wait = seat_wait(joined, now)
     why = ("locked" if locked else "full" if len(joined) >= (cap or per_client)
-           else f"wait {seat_wait(joined, now):.0f}" if seat_wait(joined, now) > 0 else None)
+           else f"wait {math.ceil(wait)}" if wait > 0 else None)
     if why:
         store.run("INSERT INTO seat_refused VALUES (?, 1) ON CONFLICT (code) DO UPDATE SET n = seat_refused.n + 1",
                   (code,))
@@ -113,7 +115,7 @@ def refused_words(why: str) -> str:
     if why == "locked":
         return "The teacher has closed this class to new students: ask them to open it, then reload this page."
     if why.startswith("wait"):
-        return (f"Many students on your network are joining at once: reload this page in {max(1, int(why[5:]))} s "
+        return (f"Many students on your network are joining at once: reload this page in {why[5:]} s "
                 "to take your seat.")
     return ("This class has as many seats from your network as it allows: ask your teacher to make room "
             "(they can remove seats that never answered, or allow more), then reload this page.")

@@ -14,7 +14,6 @@ import streamlit as st
 
 from ui import state
 from ui.classroom import address, session as S, teacher
-from ui.classroom.address import unreachable
 from ui.classroom.answers import (answered_seats, remove_silent, room, seat_origins, seats_per_client,
                                   set_room)
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
@@ -120,7 +119,7 @@ def teacher_panel(store, url: str) -> None:
     S.keep_cookie(LEAD_COOKIE, f"{code}:{st.session_state.get(RESUME, '')}", int(hours() * 3600), key="lead_cookie")
     st.session_state[LEAD_COOKIE_SET] = True
     st.code(link, language=None, wrap_lines=True)  # wrapped: no box to scroll (one the keyboard cannot reach)
-    if problem := unreachable(link):
+    if problem := address.unreachable(link):
         st.warning(problem, icon=":material/wifi_off:")
     st.image(qr_png(link), width=160, alt=f"QR code of the class's join link, {link}")
     st.button("Show the join screen", key="class_join_screen", icon=":material/qr_code_2:", width="stretch",
@@ -364,7 +363,7 @@ def join_screen(url: str) -> None:
     with left:
         st.html(f"<p>Join the class: scan the code, or open</p><p class='join-link'>{html.escape(link)}</p>"
                 f"<p>Class code</p><p class='join-code'>{html.escape(code)}</p>")
-        if problem := unreachable(link):
+        if problem := address.unreachable(link):
             st.warning(problem, icon=":material/wifi_off:")
         st.button("Close the join screen", key="class_join_close", icon=":material/close:",
                   on_click=st.session_state.pop, args=(JOIN_SCREEN, None))
