@@ -280,3 +280,32 @@ def test_seats_the_teachers_panel_removes_locks_and_raises_and_the_student_is_to
     assert A.room(shared_store(), code) == (False, 70)
     assert C.JOINED in opened({"class": code}).session_state
     assert not teacher.exception
+
+
+# ---------------------------------------------------------------- passwords: the teacher link
+
+@pytest.mark.slow
+def test_passwords_the_teacher_link_replaces_the_password_and_a_guess_is_said_not_throttled(summarizer, monkeypatch):
+    """With a teacher token (scripts/serve.py makes one per run), no password is asked: a session
+    that opened ``?teacher=TOKEN`` may start a class (the token then leaves the address), any other
+    sees one sentence and no Start or Lead again, even with the old password; a wrong token is said,
+    and nothing is held up, so a room guessing cannot slow its teacher down."""
+    from helpers import SHORT, button, opened, summarize
+
+    from ui import classroom as C
+    from ui.classroom import teacher
+
+    monkeypatch.setenv(teacher.TOKEN, "t" * 32)
+    monkeypatch.setenv("MICROSCOPE_TEACHER_PASSWORD", "owl")  # ignored where a token is set
+    stranger = summarize(opened(), SHORT)
+    assert not any(b.key in ("class_start", "class_resume") for b in stranger.button)
+    assert not any(t.key == "class_password" for t in stranger.text_input)
+    assert any("takes the teacher link the server printed" in c.value for c in stranger.caption)
+    for n in range(20):  # a room guessing: each told, none held up
+        guess = opened({"teacher": f"guess-{n}"})
+        assert any("not this server's" in w.value for w in guess.warning) and not guess.exception
+    lead = summarize(opened({"teacher": "t" * 32}), SHORT)
+    assert "teacher" not in lead.query_params  # off the address bar (and kept in this browser's cookie)
+    assert not any(t.key == "class_password" for t in lead.text_input)
+    button(lead, "class_start").click().run()
+    assert not lead.error and C.TEACHING in lead.session_state
