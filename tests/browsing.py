@@ -38,3 +38,15 @@ def summarize(page, text: str) -> float:
     t = time.perf_counter()
     page.get_by_role("button", name="Summarize").click()
     return t
+
+
+def start_class(page) -> str:
+    """The teacher's page (a result shown) starts a class in its sidebar: → the class's code."""
+    import re
+
+    idle(page)
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    side.get_by_role("button", name="Start a class").click()
+    return re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
+                     .inner_text(timeout=60_000)).group(1)

@@ -5,13 +5,12 @@ school would serve it: the app draws (its websocket accepted), a class started t
 link and QR code on that name, and a student who opens the link follows the teacher."""
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from browsing import HEATMAP, idle
+from browsing import HEATMAP, start_class
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists(),
@@ -68,12 +67,8 @@ def test_host_names_a_class_started_at_a_name_is_joined_by_its_link_and_qr_code(
     teacher.get_by_role("button", name="Try an example").click()
     teacher.wait_for_function("!location.search.includes('teacher=')", timeout=30_000)  # off the address bar
     teacher.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
-    idle(teacher)
+    code = start_class(teacher)
     side = teacher.get_by_test_id("stSidebar")
-    side.get_by_text("Class & lessons").click()
-    side.get_by_role("button", name="Start a class").click()
-    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
-                     .inner_text(timeout=60_000)).group(1)
     link = f"{school.public}/?class={code}"
     expect(side.get_by_text(link, exact=True)).to_be_visible()
     assert side.get_by_role("img", name=f"QR code of the class's join link, {link}").count() == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from browsing import ARTICLE, HEATMAP, idle, open_app, summarize
+from browsing import ARTICLE, HEATMAP, idle, open_app, start_class, summarize
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists(),
@@ -90,8 +90,6 @@ def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
     and sit on different app processes (nginx's cookie), follow three steps through the shared
     store; one leaves to explore, stays put while the teacher moves on, and catches up with Back
     to the teacher."""
-    import re
-
     from benchmarks.browser import pick
     from browsing import go_to
 
@@ -107,12 +105,8 @@ def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
     teacher = new_page(cluster.url + "/")
     summarize(teacher, "Class session. " + ARTICLE)
     teacher.get_by_test_id("stMain").locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
-    idle(teacher)
+    code = start_class(teacher)
     side = teacher.get_by_test_id("stSidebar")
-    side.get_by_text("Class & lessons").click()
-    side.get_by_role("button", name="Start a class").click()
-    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
-                     .inner_text(timeout=60_000)).group(1)
     students, opened = students_on_each_process(cluster, new_page, f"{cluster.url}/?class={code}", code)
     for s in students:
         shows(s, "Summary", timeout=120_000)
