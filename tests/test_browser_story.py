@@ -114,7 +114,10 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
     back = [step("ArrowLeft", n, "cached") for n in (4, 3, 2, 1)]
     first_cpu = sorted(c for _, c in cost["first"])[len(cost["first"]) // 2]
     cached_cpu = sorted(c for _, c in cost["cached"])[len(cost["cached"]) // 2]
-    assert cached_cpu < first_cpu, cost  # cached: no page is run again
+    # cached: no page is run again. Most first steps are cheap too (their results were computed when the
+    # views were added: medians ~0.15 CPU-s both, a coin toss); the slide that computed its page first
+    # (~4 CPU-s) is what a cached step must stay far below, every one of them
+    assert max(c for _, c in cost["cached"]) < max(c for _, c in cost["first"]) / 4, cost
     box = page.locator(".st-key-present_slide .js-plotly-plot").first.bounding_box()
     assert box["width"] > 1000 and box["height"] > 250, box  # the chart large at 1280×720
     page.set_viewport_size({"width": 1920, "height": 1080})
@@ -245,8 +248,14 @@ def test_a_lesson_file_opens_in_the_story_editor(app, browser, tmp_path):
     page = open_app(browser, app.url + "/")
     side = page.get_by_test_id("stSidebar")
     side.get_by_text("Story", exact=True).click()
-    side.get_by_role("button", name="Open a lesson as a story").click()
     uploader = page.get_by_test_id("stFileUploader").filter(has_text="open a lesson file")
+    for _ in range(3):  # a popover opened while the page's first run still ends closes with it: open it again
+        side.get_by_role("button", name="Open a lesson as a story").click()
+        try:
+            uploader.wait_for(timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001  closed: clicked again
+            idle(page)
     bad = tmp_path / "bad.toml"
     bad.write_text('title = "Bad"\ndocument = "bbc_call_centres"\n[[steps]]\ntext = "t"\nprivate = 3\n', encoding="utf-8")
     uploader.locator("input[type=file]").set_input_files(str(bad))

@@ -266,7 +266,8 @@ def test_a_step_may_play_a_document_of_its_own_for_the_class_and_ahead(summarize
     assert teacher.session_state["document"] == other and teacher.session_state["params"]["text"] == other
     note = "Your note for this step (not shown to students)"
     assert [e.label for e in teacher.expander if "Your note" in e.label] == [note]
-    assert "Ask who reads the \\*last\\* line first\\." in " ".join(m.value for m in teacher.markdown)  # as text
+    # as text: the lesson's Markdown parsed (emphasis marks dropped, viz.common.plain_text), then escaped
+    assert "Ask who reads the last line first\\." in " ".join(m.value for m in teacher.markdown)
     student.session_state[C.MOVED] = True  # what the browser's poll of the class's file sends (no JS in AppTest)
     student.run()
     assert not student.exception and student.session_state["document"] == other  # the class follows
