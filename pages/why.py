@@ -25,7 +25,7 @@ place in the document adds.
 Simonyan et al. 2014's saliency) on BERT's word embeddings, back from the chosen sentence's
 score through the sentence encoder and every BERT window, with Ali et al. (2022)'s conservative
 rules (attention weights and LayerNorm scaling held constant in the backward pass). Each
-word's weight is the sum over its WordPieces. Green raised the score, red lowered it. Checked by
+word's weight is the sum over its WordPieces. Blue raised the score, orange lowered it. Checked by
 deletion (tests/test_explain.py): deleting a selected sentence's 3 most-attributed words lowers
 its score by 0.18 on average, 3 random words of it by 0.04 (plain gradient × input: 0.05, barely
 better than random). Words of sentences too short to score are not fed to BERT: weight 0.
