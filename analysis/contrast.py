@@ -114,5 +114,8 @@ def cli(args, summarizer: Summarizer) -> dict:
 
     if not args.sentence or len(args.sentence) != 1:
         raise ValueError("--versus J compares one --sentence I with sentence J")
+    if args.versus == args.sentence[0]:  # (refused before any work: its gap to itself is 0 by definition)
+        raise ValueError("--versus J must name another sentence than --sentence I: a sentence against itself "
+                         "differs by nothing")
     return {"contrast": contrast(summarizer, read_text(args.file), args.sentence[0], args.versus, k=args.k,
                                  block_trigram=args.block)}

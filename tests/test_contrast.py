@@ -100,6 +100,8 @@ def test_the_command_line_and_the_why_page(summarizer, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)["contrast"]
     assert {"score_i", "score_j", "difference", "parts", "words", "heads", "verdict"} <= set(out)
     assert main(["explain", str(f), "--versus", "1"]) == 1 and "--versus J compares one" in capsys.readouterr().err
+    assert main(["explain", str(f), "--sentence", "2", "--versus", "2"]) == 1  # issue 73: no 35 s for a gap of 0
+    assert "must name another sentence" in capsys.readouterr().err
 
     at = summarize(new_app(), SHORT)
     at.switch_page("pages/why.py").run()
