@@ -20,8 +20,8 @@ from ui.figures import plot
 from ui.legacy import start_session
 from ui.models import default_model, model_arguments
 from ui.widgets import ROOT
-from ui.corpus_runs import (MAX_DOCS, UPLOAD, check_upload, corpus_root, folder, new_upload, prune, runs,
-                             write_private)
+from ui.corpus_runs import MAX_DOCS, UPLOAD, check_upload, corpus_root, folder, new_upload, prune, runs
+from ui.store import private_file
 from viz.common import markdown_text, preview
 from viz.corpus import mean_spread_heatmap, position_histogram
 
@@ -60,11 +60,12 @@ def run_small(lines: list[str]) -> str:
         prune()
         text = "\n".join(lines) + "\n"
         name, out = new_upload()
-        write_private(out / "input.jsonl", text)
+        private_file(out / "input.jsonl")  # 0600 before a byte of it is written
+        (out / "input.jsonl").write_text(text, encoding="utf-8")
         cmd = [sys.executable, "-m", "analysis", "corpus", str(out / "input.jsonl"), "--out", str(out), "--stats",
                "--workers", "1", *model_arguments(st.session_state.get("weights") or default_model())]
         log = out / "run.log"  # a file, not a pipe: a long run's progress output would fill a pipe and block it
-        write_private(log, "")
+        private_file(log)
         with open(log, "w") as err:  # umask 077: every file and folder the run (and Ray's workers) makes is private
             proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, umask=0o077,
                                     env={**os.environ, "RAY_TMPDIR": ray_tmp})

@@ -160,12 +160,14 @@ def test_corpus_uploads_are_private_on_disk_and_another_users_folder_is_refused(
     import subprocess
     import sys
 
-    from ui.corpus_runs import UPLOADS, new_upload, write_private
+    from ui.corpus_runs import UPLOADS, new_upload
+    from ui.store import private_file
 
     monkeypatch.setenv("MICROSCOPE_CORPUS_ROOT", str(tmp_path / "corpus"))
     _, path = new_upload()
     assert path.stat().st_mode & 0o777 == 0o700 and path.parent.stat().st_mode & 0o777 == 0o700
-    write_private(path / "input.jsonl", '{"text": "a memo"}\n')
+    private_file(path / "input.jsonl")  # as pages/corpus.py writes it
+    (path / "input.jsonl").write_text('{"text": "a memo"}\n')
     assert (path / "input.jsonl").stat().st_mode & 0o777 == 0o600
     # the run's process, as pages/corpus.py starts it: what it writes is private too
     subprocess.run([sys.executable, "-c", "import pathlib; pathlib.Path('shards').mkdir(); "

@@ -47,20 +47,14 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{22}")  # secrets.token_urlsafe(16)
 def new_upload() -> tuple[str, Path]:
     """A new uploaded run's name (``upload:TOKEN``) and its folder, made private as the store is:
     the uploads folder and the run's 0700, owner checked (another user's folder: ValueError, one
-    sentence); what the run writes there is 0600 (``write_private``, and the run's process is
-    started with umask 077: pages/corpus.py)."""
+    sentence); what the run writes there is 0600 (``ui.store.private_file``, and the run's process
+    is started with umask 077: pages/corpus.py)."""
     token = secrets.token_urlsafe(16)
     try:
         path = private_folder(private_folder(corpus_root() / UPLOADS) / token)
     except SystemExit as e:  # another user's folder: said on the page, nothing written
         raise ValueError(str(e)) from None
     return UPLOAD + token, path
-
-
-def write_private(path: Path, text: str) -> None:
-    """``text`` into a new file only its owner may read (0600 from the start, never readable before)."""
-    with os.fdopen(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def folder(name: str) -> Path:

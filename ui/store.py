@@ -110,8 +110,9 @@ def private_folder(folder: Path) -> Path:
 
 
 def private_file(path: Path) -> None:
-    """An SQLite file (and its folder) only its owner may read: pasted documents and class codes are
-    in it. SQLite gives its -wal and -shm files the database file's mode."""
+    """A file (and its folder) only its owner may read, made empty before anything is written to it:
+    the SQLite store (pasted documents and class codes; SQLite gives its -wal and -shm files the
+    database file's mode), a corpus upload's input and log (ui.corpus_runs)."""
     if not path.parent.exists():
         path.parent.mkdir(mode=0o700, parents=True)
     try:
