@@ -50,7 +50,6 @@ from benchmarks.common import cpu_seconds, free_port, gather_in_chromium, host_r
 from scripts.load_test import documents  # noqa: E402
 
 STEPS = ("open", "summary", "bert_attention", "layer_switch", "why")
-HOST = ""  # --host: the name every browser reaches the servers by
 NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThroughput=5e6 / 8)  # bytes/s
 HEATMAP = """(title) => [...document.querySelectorAll('.js-plotly-plot')].some(gd =>
   (gd._fullData || []).some(t => t.type === 'heatmap') && gd.querySelector('.heatmaplayer image') &&
@@ -126,9 +125,10 @@ async def student(browser, url: str, n: int, text: str | None, timeout_s: float,
         await context.close()
 
 
-async def drive(url: str, texts: list[str | None], timeout_s: float, throttle: bool) -> list[dict]:
+async def drive(url: str, texts: list[str | None], timeout_s: float, throttle: bool, host: str = "") -> list[dict]:
+    """Every student of ``texts`` at once in one Chromium (``host``: a name it resolves to this machine)."""
     return await gather_in_chromium(lambda browser: [student(browser, url, n, t, timeout_s, throttle)
-                                                     for n, t in enumerate(texts)], host_rules(HOST))
+                                                     for n, t in enumerate(texts)], host_rules(host))
 
 
 def stats(xs: list[float]) -> dict:
@@ -153,13 +153,13 @@ def machine_cpu_seconds() -> float:
 
 
 def rehearse(url: str, students: int, own: bool, data: Path, timeout_s: float, throttle: bool,
-             pids: list[int], warm_urls: list[str], proxy_pids: list[int] = ()) -> dict:
+             pids: list[int], warm_urls: list[str], proxy_pids: list[int] = (), host: str = "") -> dict:
     texts = documents(data, students + 1) if own else [None] * (students + 1)
     for warm_url in warm_urls:  # the teacher's try on each process: the model loads, the example is cached
         warm = asyncio.run(drive(warm_url, texts[:1], timeout_s, throttle))[0]
     cpu0, busy0, proxy0 = cpu(pids), machine_cpu_seconds(), cpu(proxy_pids)
     t = time.perf_counter()
-    runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle))
+    runs = asyncio.run(drive(url, texts[1:], timeout_s, throttle, host))
     wall = time.perf_counter() - t
     used, busy, proxy = cpu(pids) - cpu0, machine_cpu_seconds() - busy0, cpu(proxy_pids) - proxy0
     failed = [r for r in runs if "failed" in r]
@@ -219,9 +219,10 @@ class Student:
 
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
                        proxy_pids: list[int] = (), nice: int = 0, bare: int = 0, store: str = "",
-                       bare_url: str = "") -> dict:
+                       bare_url: str = "", host: str = "") -> dict:
     """The ``--follow`` rehearsal (see the module's docstring); ``store``: the servers' MICROSCOPE_STORE;
-    ``bare_url``: where bare students connect (default ``url``)."""
+    ``bare_url``: where bare students connect (default ``url``); ``host``: the name the browsers resolve
+    to this machine (``url`` names it)."""
     bare_url = bare_url or url
     from playwright.async_api import async_playwright
 
@@ -232,7 +233,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
     steps = len(lessons()[LESSON].steps)
     ms = timeout_s * 1000
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS + host_rules(HOST))
+        browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS + host_rules(host))
         teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
         await teacher.goto(f"{url}?lesson={LESSON}", timeout=ms)  # the lesson picked by the link
         await teacher.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=ms)
@@ -453,8 +454,6 @@ def main(argv=None) -> dict:
     p.add_argument("--bare", type=int, default=0,
                    help="--follow: this many more students as bare sessions (benchmarks/bare_session.py)")
     args = p.parse_args(argv)
-    global HOST
-    HOST = args.host
     port = free_port() if args.host else None  # at a host name: behind nginx, whose port the join links name
     public = {"MICROSCOPE_PUBLIC_URL": f"http://{args.host}:{port}"} if args.host else {}
 
@@ -470,7 +469,7 @@ def main(argv=None) -> dict:
         with Cluster(args.processes, logs, port=port, env=env) as cluster:
             result = asyncio.run(follow_class(at_host(cluster.url + "/"), args.students, args.timeout, args.idle,
                                               cluster.pids(), cluster.proxy_pids(), args.nice, args.bare,
-                                              env["MICROSCOPE_STORE"], cluster.url + "/"))
+                                              env["MICROSCOPE_STORE"], cluster.url + "/", args.host))
         result["host"] = args.host or None
         report_follow(result)
         if args.json:
@@ -486,7 +485,8 @@ def main(argv=None) -> dict:
                **dict(kv.split("=", 1) for kv in args.server_env)}
         with Cluster(args.processes, logs, port=port, env=env) as cluster:
             result = rehearse(at_host(cluster.url + "/"), args.students, args.own, args.data, args.timeout,
-                              args.throttle, cluster.pids(), [s.url + "/" for s in cluster.servers], cluster.proxy_pids())
+                              args.throttle, cluster.pids(), [s.url + "/" for s in cluster.servers], cluster.proxy_pids(),
+                              args.host)
         result["host"] = args.host or None
     report(result)
     if args.json:
