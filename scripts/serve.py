@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import Server, descendants, free_port, wait_healthy  # noqa: E402
 from model.load import parse_model_spec  # noqa: E402
-from ui.classroom.address import check_public_url  # noqa: E402
+from ui.classroom.address import base as public_base, check_public_url  # noqa: E402
 from ui.classroom.session import PROXY_SECRET  # noqa: E402
 from ui.classroom.teacher import TOKEN as TEACHER_TOKEN  # noqa: E402
 from ui.store import private_folder  # noqa: E402
@@ -370,7 +370,7 @@ def main(argv=None) -> None:
                  env={TEACHER_TOKEN: token}, certfile=args.certfile, keyfile=args.keyfile,
                  frame_ancestors=args.frame_ancestors) as cluster:
         scheme = "https" if args.certfile else "http"
-        base = os.environ.get("MICROSCOPE_PUBLIC_URL", "").rstrip("/") or f"{scheme}://{where(args.listen)}:{args.port}"
+        base = public_base(f"{scheme}://{where(args.listen)}:{args.port}")  # what the join links are made on
         print(f"Serving {args.processes} app processes (+{len(args.upstream)} elsewhere) at "
               f"{base} — Ctrl-C stops them. Logs: {args.logs}", flush=True)
         print(f"Teacher link (only the teacher's browser: it starts and leads classes): {base}/?teacher={token}",
@@ -380,7 +380,8 @@ def main(argv=None) -> None:
                   "--certfile/--keyfile).", flush=True)
         if args.upstream:
             print(f"Start each --upstream app process with {PROXY_SECRET}={cluster.secret} and "
-                  f"{TEACHER_TOKEN}={token} in its environment and --server.address set to its private interface (docs/security.md).", flush=True)
+                  f"{TEACHER_TOKEN}={token} in its environment and --server.address set to its private "
+                  "interface (docs/security.md).", flush=True)
         try:
             while all(s.proc.poll() is None for s in cluster.servers):
                 time.sleep(1)

@@ -9,7 +9,11 @@ import weakref
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from model.cancel import Cancelled, unless
 from ui import state
 from ui.models import usable_models
 from ui.resources import get_model, model_slots, result_cache, trace_cache
@@ -33,12 +37,6 @@ def while_wanted(compute):
     has gone (its browser closed or hung up: model.cancel), and the script ends as Streamlit ends a
     stopped one. Another session waiting for the same cached result then computes it itself
     (ui.cache). Outside a served session (a warm-up thread, AppTest) it always runs to its end."""
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    from model.cancel import Cancelled, unless
-
     ctx = get_script_run_ctx(suppress_warning=True)
     if ctx is None or not Runtime.exists():
         return compute

@@ -19,6 +19,7 @@ import secrets
 import time
 
 from ui.tour import MAX_NOTE, MAX_TITLE
+from viz.common import CONTROL
 
 MAX_STEPS = 50
 ID = re.compile(r"[A-Za-z0-9_-]{16}")  # a story id as ``save`` makes them
@@ -51,8 +52,6 @@ def checked(steps: list[dict]) -> list[dict]:
 def text(value) -> str:
     """A title, note or question as stored: a string, its control and bidi characters blanked (as a
     document's: U+202E would reverse what the audience reads)."""
-    from viz.common import CONTROL
-
     return CONTROL.sub(" ", str(value or ""))
 
 

@@ -45,5 +45,4 @@ def unreachable(link: str) -> str | None:
 
 def check_public_url() -> str | None:
     """At start (scripts/serve.py): what is wrong with MICROSCOPE_PUBLIC_URL, if it is set."""
-    given = os.environ.get(PUBLIC_URL)
-    return None if not given else unreachable(given.strip().rstrip("/") + "/?class=X")
+    return unreachable(link("", "class=X")) if os.environ.get(PUBLIC_URL) else None

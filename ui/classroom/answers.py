@@ -139,10 +139,10 @@ def answered_seats(store, code: str) -> tuple[int, int]:
 def remove_silent(store, code: str, leader: str) -> int:
     """The leader removes the seats that never answered (a script's, a closed tab's) → how many. A
     removed browser that reloads asks for a new seat (locked room, rate limit and cap apply)."""
-    silent = f"code = ? AND token NOT IN (SELECT seat FROM answers WHERE code = ?) AND EXISTS (SELECT 1 FROM classes WHERE {LEADS})"
-    gone = store.run(f"DELETE FROM seats WHERE {silent} RETURNING token", (code, code, code, leader), True,
-                     (f"DELETE FROM seat_clients WHERE code = ? AND token NOT IN (SELECT token FROM seats WHERE code = ?)",
-                      (code, code)))
+    gone = store.run("DELETE FROM seats WHERE code = ? AND token NOT IN (SELECT seat FROM answers WHERE code = ?) "
+                     f"AND EXISTS (SELECT 1 FROM classes WHERE {LEADS}) RETURNING token", (code, code, code, leader),
+                     True, ("DELETE FROM seat_clients WHERE code = ? AND token NOT IN "
+                            "(SELECT token FROM seats WHERE code = ?)", (code, code)))
     return len(gone)
 
 

@@ -3,7 +3,7 @@ random token per run (MICROSCOPE_TEACHER_TOKEN, unless given) and prints the lin
 ``http://HOST:PORT/?teacher=TOKEN``; a browser that opens it may start and resume classes. The
 token leaves the address bar at once and stays in that browser's cookie (a reload, a new tab).
 
-Why a link, not a password (docs/security.md): 128 random bits cannot be guessed at any rate, so
+Why a link, not a password (docs/security.md): 192 random bits cannot be guessed at any rate, so
 nothing needs throttling and no room of students guessing can hold its teacher up; a password a
 person can type can be guessed, and a throttle that always lets the right one through cannot also
 bound a guesser's rate (each checked guess answers "right or not"). Without a token (a plain
