@@ -52,7 +52,7 @@ def reference_sentences(reference: str) -> list[str]:
     return [reference[a:b].strip() for a, b in split_sentences(reference) if reference[a:b].strip()]
 
 
-MAX_REFERENCE_CHARS = 10_000  # a long abstract is ~3,000; scored in ~0.25 s at this length
+MAX_REFERENCE_CHARS = 10_000  # a long abstract is ~3,000; 0.17 CPU-s at this length (python -m benchmarks.reference)
 
 
 def quality(sentences: list[str], selected: list[int], reference: str, k: int) -> Quality:
