@@ -1,5 +1,6 @@
 """Command line for what is computed about the model: ``python -m analysis explain|heads …``
-(run with ``--help``). Each command lives in its own module (``analysis/<command>.py``), which
+(run with ``--help``). Each command lives in its own module (``analysis/<command>.py``, or
+``MODULES``), which
 provides ``add_arguments(parser)`` and ``cli(args, summarizer) -> dict`` (printed as JSON)."""
 from __future__ import annotations
 
@@ -7,12 +8,18 @@ import argparse
 import importlib
 import json
 import sys
+import types
 
 COMMANDS = {"explain": "why these sentences: statuses, position vs content, word attributions",
             "heads": "head statistics and head importance for the summary",
             "corpus": "summaries and head statistics over a JSONL corpus, on Ray",
             "compare": "what if: A against an edited B (--edit), the summaries, head changes, activation patching",
-            "mixing": "what the model used: norm-based contributions, ALTI, value zeroing, the faithfulness scoreboard"}
+            "mixing": "what the model used: norm-based contributions, ALTI, value zeroing, the faithfulness scoreboard",
+            "attribution": "the word-attribution methods compared: deletion and insertion curves, AOPC over documents",
+            "lens": "every sentence's score read after every layer (logit lens, tuned lens)",
+            "route": "the route from words to one sentence's score (ALTI contributions, pruned)"}
+
+MODULES = {"lens": "layers"}  # a command whose module is named otherwise
 
 
 def load_model(args):
@@ -35,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     modules = {}
     for name, help_text in COMMANDS.items():
-        modules[name] = importlib.import_module(f"analysis.{name}")
+        modules[name] = importlib.import_module(f"analysis.{MODULES.get(name, name)}")
         c = sub.add_parser(name, help=help_text)
-        c.add_argument("file", help="IN.jsonl" if name == "corpus" else "text file, or - for stdin")
+        c.add_argument("file", help="IN.jsonl" if name == "corpus" else "text file (or JSONL of documents), or - "
+                       "for stdin" if name == "attribution" else "text file, or - for stdin")
         c.add_argument("--json", action="store_true", help="print one JSON object (the default output)")
         c.add_argument("--k", type=int, default=3, help="sentences in the summary (default 3)")
         c.add_argument("--no-trigram-block", dest="block", action="store_false")
@@ -53,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     module = modules[args.command]
     if args.command == "explain" and args.versus is not None:  # why I and not J: its own module answers
         module = importlib.import_module("analysis.contrast")
+    elif args.command == "explain" and args.method != "grad-input":  # words by another method
+        module = types.SimpleNamespace(cli=modules["attribution"].explain_cli)
     try:
         model = load_model(args) if getattr(module, "NEEDS_MODEL", True) else None
         result = module.cli(args, model)

@@ -6,7 +6,8 @@ explain the difference of two scores, d = score_i − score_j, as the Why page e
 - **Words**: gradient × input of d with Ali et al. (2022)'s conservative rules. The attribution
   is linear in the target over one shared forward, so it is exactly attr(score_i) − attr(score_j)
   (Inseq's ``contrast_prob_diff`` idea for an extractive scorer): i against i is zero, swapping
-  negates it.
+  negates it. Or, by ``method``, Integrated Gradients or occlusion of d (``analysis.attribution``:
+  their gaps and convergence delta come back as ``completeness``).
 - **Heads**: the exact ablation of each head (Michel et al. 2019) on d, Δd = d(head off) − d,
   beside the gradient estimate ∂d/∂ξ.
 - **A verdict** in one plain sentence.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from analysis import attribution as A
 from analysis import explain as X
 from analysis import heads as AH
 from model.summarizer import CONTROL, Summarizer, best_part
@@ -37,27 +39,40 @@ def default_pair(scores: list, selected: list[int]) -> tuple[int, int]:
 
 def contrast(summarizer: Summarizer, text: str, i: int, j: int, k: int = 3, block_trigram: bool = True,
              mask_heads=(), heads: bool = True, ablation=None, trace=None, precision: str = "auto",
-             exact: bool = True) -> dict:
+             exact: bool = True, method: str = "grad-input", steps: int = A.STEPS, baseline: str = "auto") -> dict:
     """Why sentence ``i`` (0-based) and not ``j``: both scores, their difference and its parts
     (see the module's docstring). ``heads``: with the heads' effect: the gradient estimate, and
     with ``exact`` the exact ablation too (``ablation``: an ``analysis.heads.Ablation`` of this
-    document, else computed). ``trace``: as ``explain``'s."""
-    ex = X.explain(summarizer, text, k, block_trigram, sorted({i, j}), mask_heads, trace=trace, precision=precision)
+    document, else computed). ``trace``: as ``explain``'s. ``method``: of the words (``analysis.attribution``)."""
+    if method not in A.METHODS:
+        raise ValueError(f"unknown method {method!r} ({', '.join(A.METHODS)})")
+    by_grad = method == "grad-input"
+    ex = X.explain(summarizer, text, k, block_trigram, sorted({i, j}) if by_grad else [], mask_heads, trace=trace,
+                   precision=precision)
     scores, neutral = ex["scores"], ex["position_score"]
     for n in (i, j):
         if not 0 <= n < len(scores) or scores[n] is None:
             raise ValueError(f"sentence {n} is not scored (too short, or not fed): nothing to compare")
     d = scores[i] - scores[j]
     content = neutral[i] - neutral[j]
-    wi = np.array([w["weight"] for w in ex["attributions"][str(i)]], dtype=np.float64)
-    wj = np.array([w["weight"] for w in ex["attributions"][str(j)]], dtype=np.float64)
-    shown = CONTROL.sub(" ", text)  # as the model read it (the spans index it)
-    words = [{"start": w["start"], "end": w["end"], "word": shown[w["start"]:w["end"]], "weight": float(x)}
-             for w, x in zip(ex["attributions"][str(i)], wi - wj)]
+    completeness = None
+    if by_grad:
+        wi = np.array([w["weight"] for w in ex["attributions"][str(i)]], dtype=np.float64)
+        wj = np.array([w["weight"] for w in ex["attributions"][str(j)]], dtype=np.float64)
+        shown = CONTROL.sub(" ", text)  # as the model read it (the spans index it)
+        words = [{"start": w["start"], "end": w["end"], "word": shown[w["start"]:w["end"]], "weight": float(x)}
+                 for w, x in zip(ex["attributions"][str(i)], wi - wj)]
+        method_help = ex["method"]
+    else:
+        a = A.attribute(summarizer, text, i, j, method, baseline, steps, mask_heads)
+        words, method_help = a["words"], a["method_help"]
+        completeness = {k: a[k] for k in ("gap", "sum", "baseline", "baseline_gap", "delta", "steps") if k in a}
     out = {"sentences": ex["sentences"], "spans": ex["spans"], "selected": ex["selected"], "i": i, "j": j,
            "score_i": scores[i], "score_j": scores[j], "difference": d,
            "parts": {"content": content, "position": d - content},
-           "neutral_i": neutral[i], "neutral_j": neutral[j], "words": words, "method": ex["method"]}
+           "neutral_i": neutral[i], "neutral_j": neutral[j], "words": words, "method": method_help}
+    if completeness is not None:
+        out["completeness"] = completeness
     if heads:
         out["heads"] = head_effects(summarizer, text, i, j, mask_heads, ablation, exact)
     out["verdict"] = verdict(out)
@@ -65,7 +80,7 @@ def contrast(summarizer: Summarizer, text: str, i: int, j: int, k: int = 3, bloc
 
 
 def head_effects(summarizer: Summarizer, text: str, i: int, j: int, mask_heads=(), ablation=None,
-                 exact: bool = True) -> dict:
+                 exact: bool = True, method: str = "grad-input", steps: int = A.STEPS, baseline: str = "auto") -> dict:
     """Per part ("bert", "inter"): ``gradient`` [layers, heads] ∂d/∂ξ (the estimate, one backward)
     and, with ``exact``, ``ablation`` [layers, heads] Δd when the head is off (else None)."""
     enc = summarizer.encode(text, summarizer.max_windows)
@@ -118,4 +133,5 @@ def cli(args, summarizer: Summarizer) -> dict:
         raise ValueError("--versus J must name another sentence than --sentence I: a sentence against itself "
                          "differs by nothing")
     return {"contrast": contrast(summarizer, read_text(args.file), args.sentence[0], args.versus, k=args.k,
-                                 block_trigram=args.block)}
+                                 block_trigram=args.block, method=args.method, steps=args.steps,
+                                 baseline=args.baseline)}

@@ -9,8 +9,9 @@ list of sentences). DIR gets
 - ``heads.parquet`` (with ``--stats``/``--importance``): one row per document × head, compact
   dtypes (int8 layer/head, float16 values, categorical id/part);
 - ``report.json``: per-head mean and spread of every statistic, the histogram of selected
-  positions, the share of summaries that are exactly the lead, ROUGE vs Lead-k with bootstrap
-  95% intervals (when references exist), documents/s, time to the first result, failures;
+  positions, the share of summaries that are exactly the lead, ROUGE vs Lead-k and the greedy oracle
+  with bootstrap 95% intervals and per document (when references exist), documents/s and time to
+  the first result of this run and of every run before it (``runs``, ``timing``), failures;
   with ``--faithfulness``, the scoreboard of analysis/mixing.py for each document's highest-scoring
   selected sentence, and per method its mean AOPC comprehensiveness / sufficiency with bootstrap
   95% intervals over documents, and the paired differences to random and to raw attention.
@@ -386,14 +387,37 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
                 if progress:
                     progress(finished, total, finished / (time.perf_counter() - t0))
     elapsed = time.perf_counter() - t0
+    before = earlier_runs(out)  # (read before merge rewrites nothing of it: report.json is written below)
     report = merge(out, input_path, k, {i: n for i, n in ids.items() if n > 1})
     report["run"] = {"documents_this_run": finished, "seconds": round(elapsed, 1),
                      "documents_per_s": round(finished / elapsed, 3) if finished else None,
                      "time_to_first_result_s": round(first, 1) if first else None,
                      "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb),
                      "device": device, "precision": precision}
+    # a resumed run keeps the earlier runs' timings: every run that summarized something, and their sum
+    report["runs"] = before + ([report["run"]] if finished else [])
+    done_runs = report["runs"]
+    seconds = sum(r["seconds"] for r in done_runs)
+    report["timing"] = {"runs": len(done_runs), "documents": sum(r["documents_this_run"] for r in done_runs),
+                        "seconds": round(seconds, 1),
+                        "documents_per_s": round(sum(r["documents_this_run"] for r in done_runs) / seconds, 3)
+                        if seconds else None,
+                        "time_to_first_result_s": done_runs[0]["time_to_first_result_s"] if done_runs else None}
     write_atomic(out / "report.json", lambda p: p.write_text(json.dumps(report, indent=1)))
     return report
+
+
+def earlier_runs(out: Path) -> list[dict]:
+    """The runs an earlier report.json in ``out`` recorded (an older report: its one "run")."""
+    try:
+        old = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    runs = old.get("runs") if isinstance(old, dict) else None
+    if runs is None and isinstance(old, dict) and isinstance(old.get("run"), dict) and old["run"].get("documents_this_run"):
+        runs = [old["run"]]
+    return [r for r in runs or [] if isinstance(r, dict) and isinstance(r.get("seconds"), (int, float))
+            and isinstance(r.get("documents_this_run"), int)]
 
 
 def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> dict:
@@ -457,21 +481,32 @@ def head_aggregates(heads) -> dict:
 
 
 def rouge_vs_lead(docs: list[dict], k: int) -> dict | None:
-    """ROUGE of the summaries and of Lead-k (the first k sentences) against the references, and
-    the per-document difference with a bootstrap 95% interval."""
+    """ROUGE of the summaries, of Lead-k (the first k sentences) and of the greedy oracle (the k
+    sentences training labelled, training/oracle.py) against the references: the means, the
+    per-document difference model − Lead-k with a bootstrap 95% interval, and ``per_document``
+    (each document's three ROUGE triples, its oracle's sentences, and model − Lead-k as the mean of
+    the three ROUGE F1s: the Corpus page sorts by it)."""
     from training.metrics import KEYS, bootstrap_ci, rouge_per_doc
+    from training.oracle import greedy_selection
 
     docs = [d for d in docs if d.get("reference")]
     if not docs:
         return None
     refs = [[r] if isinstance(r, str) else list(r) for r in (d["reference"] for d in docs)]
+    oracles = [greedy_selection(list(d["sentences"]), r, k) for d, r in zip(docs, refs)]
     model = rouge_per_doc([[d["sentences"][i] for i in d["selected"]] for d in docs], refs)  # [N, 3]
     lead_k = rouge_per_doc([d["sentences"][:k] for d in docs], refs)
+    oracle = rouge_per_doc([[d["sentences"][i] for i in o] for d, o in zip(docs, oracles)], refs)
     out = {"documents": len(docs)}
     for j, key in enumerate(KEYS):
         mean, low, high = bootstrap_ci(model[:, j] - lead_k[:, j])
         out[key] = {"model": round(float(model[:, j].mean()), 2), f"lead{k}": round(float(lead_k[:, j].mean()), 2),
+                    "oracle": round(float(oracle[:, j].mean()), 2),
                     "difference": round(mean, 2), "ci95": [round(low, 2), round(high, 2)]}
+    triple = lambda row: dict(zip(KEYS, (round(float(x), 2) for x in row)))  # noqa: E731
+    out["per_document"] = [{"id": d["id"], "model": triple(m), f"lead{k}": triple(ld), "oracle": triple(o),
+                            "oracle_sentences": list(sel), "model_minus_lead": round(float((m - ld).mean()), 2)}
+                           for d, m, ld, o, sel in zip(docs, model, lead_k, oracle, oracles)]
     return out
 
 
@@ -540,4 +575,7 @@ def cli(args, summarizer=None) -> dict:
                  args.workers, args.unit_tokens, checkpoint, progress, backbone, args.faithfulness, args.device,
                  args.precision)
     bar.close()
-    return {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json
+    printed = {k: v for k, v in report.items() if k != "heads"}  # the per-head tables: DIR/report.json
+    if printed.get("rouge"):
+        printed["rouge"] = {k: v for k, v in printed["rouge"].items() if k != "per_document"}  # (there too)
+    return printed

@@ -493,11 +493,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--versus", type=int, metavar="J",
                         help="why --sentence I and not J (0-based): both scores, their difference and its parts "
                              "(position, content, words, heads) as \"contrast\"")
+    parser.add_argument("--method", default="grad-input",
+                        choices=("grad-input", "integrated-gradients", "occlusion"),
+                        help="of the word attributions (default grad-input; analysis.attribution)")
+    parser.add_argument("--steps", type=int, default=24, help="Integrated Gradients' steps (default 24)")
+    parser.add_argument("--baseline", default="auto", choices=("auto", "mask", "pad", "zero"),
+                        help="of Integrated Gradients and occlusion (default auto: the one whose score is "
+                             "nearest 0)")
 
 
 def cli(args, summarizer: Summarizer) -> dict:
     from model.__main__ import read_text
 
-    text = read_text(args.file)  # (with --versus, analysis.contrast.cli answers instead: python -m analysis)
+    text = read_text(args.file)  # (with --versus, analysis.contrast.cli answers; with another --method,
+    #                                analysis.attribution.explain_cli: python -m analysis)
     return explain(summarizer, text, k=args.k, block_trigram=args.block,
                    sentences="all" if args.all else args.sentence)

@@ -57,3 +57,41 @@ def layer_scores(summarizer: Summarizer, text: str, mask_heads=(), lens: Path = 
     return {"sentences": list(enc.sentences), "selected": list(summary.selected), "scores": list(summary.scores),
             "inter": as_scores(inter), "bert_raw": as_scores(raw), "bert_tuned": None if tuned is None else as_scores(tuned),
             "lens": {k: (json.loads(v) if k.startswith("r2") else v) for k, v in (found[2] if found else {}).items()}}
+
+
+def lens_r2(summarizer: Summarizer, documents: list[str], lens: Path = LENS) -> dict:
+    """The shipped tuned lens's R² per BERT layer (how much of the top layer's sentence vectors each
+    layer's map explains) on ``documents``, out of sample when they are not the lens's own."""
+    from training.lens import r_squared, vectors
+
+    found = load_lens(lens)
+    if found is None:
+        raise ValueError(f"no tuned lens at {lens}")
+    v = vectors(summarizer, documents)  # [L, N, D]
+    if found[0].shape[:2] != (v.shape[0], v.shape[2]):
+        raise ValueError("the tuned lens is not of this model's layers")
+    return {"documents": len(documents), "sentences": int(v.shape[1]),
+            "r2": [round(x, 4) for x in r_squared(found[0], found[1], v)],
+            "r2_validation": json.loads(found[2].get("r2_validation", "null")), "fit": found[2].get("fitted_on")}
+
+
+# ------------------------------------------------------------------ command line (python -m analysis lens)
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--r2", action="store_true",
+                        help="the tuned lens's R² per layer on the file's documents (a JSONL: out of sample)")
+    parser.add_argument("--split", help="with a JSONL: only its rows of this \"split\" (e.g. test)")
+    parser.add_argument("--limit", type=int, help="with a JSONL: at most this many documents")
+
+
+def cli(args, summarizer: Summarizer) -> dict:
+    """Every sentence's score after every stage (sentences, layers 0-based), or with ``--r2`` the
+    tuned lens's R² on the file's documents."""
+    from analysis.attribution import read_documents
+
+    documents = read_documents(args.file, args.limit, args.split)
+    if args.r2:
+        return {"lens_r2": lens_r2(summarizer, documents)}
+    if len(documents) != 1:
+        raise ValueError("the lens reads one document (a text file); --r2 reads many")
+    return {"lens": layer_scores(summarizer, documents[0])}

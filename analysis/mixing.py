@@ -633,6 +633,11 @@ def cli(args, summarizer: Summarizer) -> dict:
         part_scores = summarizer.score(enc)
     summary = summarizer.summary(enc, part_scores, args.k, args.block)
     sentence = args.sentence if args.sentence is not None else (summary.selected or (None,))[0]
+    if args.sentence is not None and not 0 <= sentence < len(summary.scores):  # (0-based here, as the option says)
+        raise ValueError(f"--sentence {sentence}: the document has {len(summary.scores)} sentences, numbered 0 to "
+                         f"{len(summary.scores) - 1} here")
+    if args.sentence is not None and summary.scores[sentence] is None:
+        raise ValueError(f"--sentence {sentence} (0-based) is not scored (too short, or not fed)")
     window = args.window if args.sentence is None else sentence_window(summarizer, enc, sentence)
     cap = capture(summarizer, enc, window)
     mix = mixing(summarizer, cap)

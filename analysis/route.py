@@ -11,7 +11,8 @@ and its **flow** (the share times the flow of the node above, the score's node h
 is kept when its flow reaches the threshold times the strongest flow of its stage (the flow
 spreads thinner at every stage: a mean-pooled sentence gives each of its tokens a few percent), and
 the nodes it reaches are followed down. Sentences pooled in another BERT window than the chosen sentence's end at the encoder's
-input (the mixing is of one window). Pure NumPy over a ``Mixing``."""
+input (the mixing is of one window). Pure NumPy over a ``Mixing``; ``sentence_route`` finds the
+window and the part of a sentence (``python -m analysis route FILE --sentence I``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,3 +54,49 @@ def route(mix, part: int, threshold: float = 0.05) -> Route:
     for layer in range(L, 0, -1):  # BERT, top down
         spread("bert", layer, lambda i, m=mix.alti_layer[layer - 1]: m[i], "bert", layer - 1)
     return Route(nodes, edges)
+
+
+def sentence_route(summarizer, text: str, sentence: int, threshold: float = 0.05, mask_heads=()):
+    """The route of sentence ``sentence``'s score (0-based, a document sentence: its scoring part
+    found, in the BERT window that reads it) → (Route, Mixing)."""
+    from analysis.mixing import capture, encoded, mixing, sentence_window
+    from model.summarizer import best_part
+
+    enc = encoded(summarizer, text)
+    if not 0 <= sentence < len(enc.sentences):
+        raise ValueError(f"--sentence {sentence}: the document has {len(enc.sentences)} sentences, numbered 0 to "
+                         f"{len(enc.sentences) - 1} here")
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"--threshold {threshold}: a fraction from 0 to 1")
+    cap = capture(summarizer, enc, sentence_window(summarizer, enc, sentence, mask_heads), mask_heads)
+    mix = mixing(summarizer, cap)
+    return route(mix, best_part(enc.input_sentences, cap.scores, sentence), threshold), mix
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--sentence", type=int, metavar="I", help="the sentence (0-based; default: the first selected)")
+    parser.add_argument("--threshold", type=float, default=0.3,
+                        help="keep an edge whose flow is at least this × the strongest of its stage (default 0.3)")
+
+
+def cli(args, summarizer) -> dict:
+    """Nodes (stage "enc": sentence-encoder layer 0-L2, index = part; "bert": BERT layer 0-L, index
+    = token of the window) with their flow and label, and edges (upper, lower, share, flow)."""
+    from model.__main__ import read_text
+
+    text = read_text(args.file)
+    sentence = args.sentence
+    summary = summarizer.summarize(text, args.k, args.block)
+    if sentence is None:
+        if not summary.selected:
+            raise ValueError("no sentence is selected: name one with --sentence")
+        sentence = summary.selected[0]
+    elif 0 <= sentence < len(summary.scores) and summary.scores[sentence] is None:
+        raise ValueError(f"--sentence {sentence} (0-based) is not scored (too short, or not fed)")
+    r, mix = sentence_route(summarizer, text, sentence, args.threshold)
+    enc = summarizer.encode(text, summarizer.max_windows)
+    label = {"enc": lambda i: f"sentence {enc.input_sentences[i]}", "bert": lambda i: mix.tokens[i]}
+    node = lambda n: {"stage": n[0], "layer": n[1], "index": n[2], "label": label[n[0]](n[2])}  # noqa: E731
+    return {"route": {"sentence": sentence, "threshold": args.threshold, "window": int(mix.window),
+                      "nodes": [{**node(n), "flow": f} for n, f in r.nodes.items()],
+                      "edges": [{"from": node(u), "to": node(v), "share": s, "flow": f} for u, v, s, f in r.edges]}}

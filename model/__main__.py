@@ -32,6 +32,15 @@ def parse_heads(spec: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def jsonl_text(doc) -> str:
+    """The text of one line of ``--jsonl`` input, or ValueError in words."""
+    if not isinstance(doc, dict):
+        raise ValueError('not a JSON object ({"id": …, "text": …})')
+    if not isinstance(doc.get("text"), str):
+        raise ValueError('no "text" field with the document as a string')
+    return doc["text"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m model", description="BertSumExt with attention capture.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -81,13 +90,18 @@ def run(args, summarizer) -> None:
         for n, line in enumerate(tqdm(lines, desc="summarize", unit="doc", file=sys.stderr), 1):
             try:
                 doc = json.loads(line)
-                result = {"id": doc.get("id", n),
-                          **summarizer.summarize(doc["text"], args.k, args.block, args.mask_heads).to_json()}
-            except (ValueError, KeyError, TypeError, AttributeError) as e:  # one bad line must not lose the rest
-                result = {"id": n, "error": f"line {n}: {type(e).__name__}: {e}"}
+            except ValueError:  # one bad line must not lose the rest
+                doc = None
+            result = {"id": doc.get("id", n) if isinstance(doc, dict) else n, "line": n}
+            try:
+                result |= summarizer.summarize(jsonl_text(doc), args.k, args.block, args.mask_heads).to_json()
+            except ValueError as e:
+                result["error"] = f"line {n}: {e}"
             print(json.dumps(result, ensure_ascii=False), flush=True)
     else:
         summary = summarizer.summarize(read_text(args.file), args.k, args.block, args.mask_heads)
+        if not args.json and summary.reading is not None and summary.reading.note:  # (the JSON carries it)
+            print(f"note: {summary.reading.note}", file=sys.stderr)
         print(json.dumps(summary.to_json(), ensure_ascii=False) if args.json else summary.summary)
 
 

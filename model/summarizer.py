@@ -25,7 +25,7 @@ from .hooks import names, record, split_heads
 from .inter_encoder import InterEncoderConfig, TransformerInterEncoder, sinusoidal_table
 from .load import DEFAULT_CHECKPOINT
 from .text import CLS, SEP, WordPieceTokenizer, reading, split_sentences
-from .trace import BatchTrace, Summary, Trace
+from .trace import BatchTrace, Cache, Summary, Trace
 
 
 class EmptyDocumentError(ValueError):
@@ -293,6 +293,15 @@ class Summarizer:
                     attention_mask=torch.ones(1, b - a, dtype=torch.long, device=self.device),
                     cls_positions=t(cls), cls_mask=torch.ones(1, len(cls), dtype=torch.bool, device=self.device))
 
+    def word_embeddings(self, ids: torch.Tensor) -> torch.Tensor:
+        """BERT's word embeddings of token ids [...] → [..., D] (what the hook point
+        ``bert.embed.word`` carries for them): the baselines of attributions ([MASK], [PAD])."""
+        return self.model.bert.embeddings.word_embeddings(ids.to(self.device))
+
+    def token_id(self, token: str) -> int | None:
+        """A token's id in the vocabulary (None: the vocabulary has no such token)."""
+        return self.tokenizer.vocab.get(token)
+
     def sentence_vectors(self, enc: Encoded, head_mask: torch.Tensor | None = None, window: int | None = None,
                          probes: Iterable[str] = ()) -> tuple[torch.Tensor, dict]:
         """BERT window by window → every fed sentence's vector [B, S, D] (B = 1, or the batch of
@@ -359,6 +368,17 @@ class Summarizer:
         with self.autocast():
             scores = self.score(enc, mask_heads).float()
         return self.summary(enc, scores, k, block_trigram, mask_heads)
+
+    @torch.inference_mode()
+    def run_with_cache(self, text: str, k: int = 3, block_trigram: bool = True, mask_heads=(),
+                       pattern: str = r".*") -> tuple[Summary, Cache]:
+        """The summary and every hook point's value (those whose name matches ``pattern``) as
+        float32 NumPy, from one forward (TransformerLens's ``run_with_cache``)."""
+        enc = self.encode(text, self.max_windows)
+        with record(self.model, names(self.model, pattern)) as rec, self.autocast():
+            scores = self.score(enc, mask_heads).float()
+        cache = Cache({n: tuple(v.float().cpu().numpy() for v in vs) for n, vs in rec.items()})
+        return self.summary(enc, scores, k, block_trigram, mask_heads), cache
 
     @torch.inference_mode()
     def trace(self, text: str, k: int = 3, block_trigram: bool = True, window: int = 0, mask_heads=()) -> Trace:

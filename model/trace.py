@@ -118,3 +118,33 @@ class BatchTrace:
     bert_attention: np.ndarray           # [B, H, T, T] float16, that layer's softmax probabilities
     inter_attention: np.ndarray          # [B, L2, H2, S, S] float16
     scores: np.ndarray                   # [B, S] float32, 0 for padded sentences
+
+
+@dataclass(frozen=True)
+class Cache:
+    """Every hook point's value during one summarize (TransformerLens's ``ActivationCache``; the
+    names are model/hooks.py's). BERT's points carry one array per BERT window, the sentence
+    encoder's one. ``cache["bert.2.attn.pattern"]``: window 0's; ``cache.windows(name)``: all;
+    ``cache.stack("attn.pattern")``: every layer's, stacked → [L, …]."""
+    values: dict[str, tuple[np.ndarray, ...]]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.values[name][0]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def keys(self):
+        return self.values.keys()
+
+    def windows(self, name: str) -> tuple[np.ndarray, ...]:
+        return self.values[name]
+
+    def stack(self, point: str, part: str = "bert", window: int = 0) -> np.ndarray:
+        """``point`` ("attn.pattern", "resid_post", "attn.z", …) of every layer of ``part`` ("bert"
+        or "inter") stacked on a new first axis: [L, …] (BERT: of ``window``)."""
+        layers = sorted({int(n.split(".")[1]) for n in self.values
+                         if n.startswith(part + ".") and n.split(".")[1].isdigit() and n.split(".", 2)[2] == point})
+        if not layers:
+            raise KeyError(f"no {part} layer has a point {point!r}")
+        return np.stack([self.values[f"{part}.{layer}.{point}"][window] for layer in layers])

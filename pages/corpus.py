@@ -155,7 +155,10 @@ m[1].metric("Summarized", f"{report['summarized']:,}")
 m[2].metric("Failures", len(report["failures"]))
 m[3].metric("Summary = lead", "–" if report["lead_share"] is None else f"{report['lead_share']:.0%}",
             help=f"Share of documents whose summary is exactly the first {report['k']} scored sentences.")
-m[4].metric("Documents/s (last run)", run.get("documents_per_s") or "–")
+timing = report.get("timing") or {}  # every run of this folder (a resumed run keeps the earlier ones')
+m[4].metric("Documents/s", timing.get("documents_per_s") or run.get("documents_per_s") or "–",
+            help=f"Over the {timing['runs']} run{'s' if timing['runs'] != 1 else ''} that summarized documents "
+                 f"({timing['documents']:,} documents in {timing['seconds']:,} s)." if timing.get("runs") else None)
 
 for name, why in (report.get("not_computed") or {}).items():  # an aggregate that failed: said, the rest shown
     st.warning(f"This run's {markdown_text(name)} could not be computed ({markdown_text(why)}); its summaries "
@@ -164,11 +167,13 @@ if report.get("rouge"):
     r = report["rouge"]
     st.header(f"ROUGE against the references ({r['documents']} documents)")
     rows = [{"metric": key, "model": v["model"], f"Lead-{report['k']}": v[f"lead{report['k']}"],
-             "difference": v["difference"], "95% interval": f"{v['ci95'][0]:+.2f} to {v['ci95'][1]:+.2f}"}
+             **({"greedy oracle": v["oracle"]} if "oracle" in v else {}),
+             "model − Lead": v["difference"], "95% interval": f"{v['ci95'][0]:+.2f} to {v['ci95'][1]:+.2f}"}
             for key, v in r.items() if isinstance(v, dict)]
     a11y.dataframe(pd.DataFrame(rows), "ROUGE against the references", hide_index=True)
     st.caption("F1 × 100 (rouge-score, stemmed); the interval is a bootstrap over documents of the per-document "
-               "difference. Lead = the first sentences of each document.")
+               "difference. Lead = the first sentences of each document; the greedy oracle = the sentences "
+               "training labelled (greedy ROUGE-1 + ROUGE-2 against the reference: a near-best, not the best).")
 
 if report["selected_position_histogram"]:
     plot(position_histogram(report["selected_position_histogram"]), key="corpus_positions")
@@ -191,10 +196,23 @@ ok = [d for d in summaries if "error" not in d]
 if report.get("duplicate_ids"):
     st.caption("Ids used by more than one document, opened as id#2, id#3, …: " + markdown_text(", ".join(
         f"{i} (×{n})" for i, n in list(report["duplicate_ids"].items())[:20])))
+by_id = {row["id"]: row for row in (report.get("rouge") or {}).get("per_document", [])}
+lead_key = f"lead{report['k']}"
+ok.sort(key=lambda d: by_id[d["id"]]["model_minus_lead"] if d["id"] in by_id else float("inf"))  # worst first
 table = pd.DataFrame([{"id": d["id"], "selected": ", ".join(str(i + 1) for i in d["selected"]),
+                       **({"model − Lead (ROUGE mean)": by_id[d["id"]]["model_minus_lead"],
+                           "model R-1/2/L": "/".join(f"{x:.1f}" for x in by_id[d["id"]]["model"].values()),
+                           f"Lead-{report['k']} R-1/2/L": "/".join(f"{x:.1f}" for x in by_id[d["id"]][lead_key].values()),
+                           "oracle R-1/2/L": "/".join(f"{x:.1f}" for x in by_id[d["id"]]["oracle"].values()),
+                           "oracle picks": ", ".join(str(i + 1) for i in by_id[d["id"]]["oracle_sentences"])}
+                          if d["id"] in by_id else {}),
                        "is lead": d["selected"] == d.get("lead"), "first sentence": preview(d["sentences"][0], 80)}
                       for d in ok])
 a11y.dataframe(table, "Documents", hide_index=True)
+if by_id:
+    st.caption("Sorted by how much the model's summary beats Lead (the mean of ROUGE-1, -2 and -L F1 of the model "
+               "minus Lead's), where it loses most first; click a column to sort by it. Open any document below in "
+               "every page.")
 if report["failures"]:
     st.caption("Failures: " + "; ".join(markdown_text(f"{f['id']}: {f['reason']}") for f in report["failures"][:20]))
 
@@ -236,6 +254,8 @@ def open_document(doc_id: str):
 
 if ok:
     c = st.columns([3, 1])
-    pick = c[0].selectbox("Open a document in the single-document views", [d["id"] for d in ok], key="corpus_doc")
+    pick = c[0].selectbox("Open a document in the single-document views", [d["id"] for d in ok], key="corpus_doc",
+                          format_func=lambda i: f"{i} (model − Lead {by_id[i]['model_minus_lead']:+.1f})" if i in by_id
+                          else str(i))
     if c[1].button("Open", on_click=open_document, args=(pick,)):
         st.switch_page("pages/summary.py")

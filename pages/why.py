@@ -32,6 +32,13 @@ better than random). Words of sentences too short to score are not fed to BERT: 
 The gradients run in bfloat16 where the processor has it (the scores are float32); the words'
 weights then stay within 3% of the float32 ones.
 
+**Other methods.** *Integrated Gradients* (Sundararajan et al. 2017) averages the gradient along
+the path from a baseline (every word at [MASK], [PAD] or zero: the one whose score is nearest 0)
+to the document, with the model's own gradients: the words then add up to the score's change from
+the baseline, up to a convergence delta that is shown. *Occlusion* (Zeiler & Fergus 2014) leaves
+each word out in turn. "Compare the three methods" ranks them by deletion and insertion curves on
+this sentence (`python -m analysis attribution` does it over documents).
+
 **Attention** (the BERT attention page, view *Rollout*) shows where information flows
 (Abnar & Zuidema 2020); attention alone is a weak explanation of a decision (Jain & Wallace
 2019; Kobayashi et al. 2020), hence the gradients here."""
@@ -54,6 +61,39 @@ def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
         return ex
 
     return cached("explanation", params, compute, sentences)
+
+
+METHODS = {"grad-input": "Gradient × input", "integrated-gradients": "Integrated Gradients", "occlusion": "Occlusion"}
+
+
+def word_attribution(params: dict, i: int, j: int | None, method: str) -> dict:
+    """``analysis.attribution.attribute`` of sentence ``i`` (against ``j``) by ``method``, cached;
+    progress while it runs."""
+    from analysis.attribution import attribute
+
+    def compute():
+        bar = st.progress(0.0, f"{METHODS[method]}: attributing the score to words…")
+        with model_slots():
+            out = attribute(get_model(params["weights"], params["device"]), params["text"], i, j, method,
+                            mask_heads=params.get("mask_heads", ()),
+                            progress=lambda done, total: bar.progress(
+                                done / total, f"{METHODS[method]}: {done} of {total} passes"))
+        bar.empty()
+        return out
+
+    return cached("attribution", params, compute, i, j, method)
+
+
+def completeness(a: dict) -> str:
+    """What the words' weights add up to, in one or two sentences."""
+    if a["method"] == "integrated-gradients":
+        return (f"Integrated Gradients from a baseline with every word at {a['baseline'].upper()} "
+                f"(the candidate whose score is nearest 0): the score is {a['gap']:.3f}, {a['baseline_gap']:.3f} at the "
+                f"baseline, and the words add up to {a['sum']:.3f} of the {a['gap'] - a['baseline_gap']:.3f} between "
+                f"them (convergence delta {a['delta']:+.4f}, {a['steps']} steps; Sundararajan et al. 2017).")
+    return (f"Each word's weight is how much the score ({a['gap']:.3f}) drops when that word alone is set to "
+            f"{a['baseline'].upper()} (Zeiler & Fergus 2014); the weights need not add up to anything (sum "
+            f"{a['sum']:.3f}).")
 
 
 LONG_TEXT = 6_000  # characters: a longer document's word colours scroll in a box
@@ -109,18 +149,31 @@ if st.session_state.get("why_sentence") not in scored:
 i = st.selectbox("Sentence", scored, key=state.keep("why_sentence"), on_change=st.session_state.pop,
                  args=("why_board", None),
                  format_func=lambda j: f"{j + 1}{' ★' if j in ex['selected'] else ''}: {preview(ex['sentences'][j], 70)}")
-if str(i) not in ex["attributions"]:
-    ex_i = explanation(params, trace, (i,))
-else:
-    ex_i = ex
-spans = np.array([[a["start"], a["end"]] for a in ex_i["attributions"][str(i)]], dtype=np.int64).reshape(-1, 2)
-weights = np.array([a["weight"] for a in ex_i["attributions"][str(i)]], dtype=np.float32)
+st.session_state.setdefault("why_method", "grad-input")
+method = st.segmented_control("Method", view.WORD_METHODS, key=state.keep("why_method"), format_func=METHODS.get,
+                              help="Gradient × input: one backward pass, not complete. Integrated Gradients: the "
+                                   "words add up to the score's change from a baseline (about 2 s a window). "
+                                   "Occlusion: each word left out in turn (one pass per word).") or "grad-input"
 text = CONTROL.sub(" ", params["text"])  # as the model read it: control and bidi characters blanked one for one
+
+
+def method_words(i: int, m: str) -> list[dict]:
+    """Sentence i's words with their weights by method ``m`` (gradient × input: the explanation's)."""
+    if m == "grad-input":
+        return (ex if str(i) in ex["attributions"] else explanation(params, trace, (i,)))["attributions"][str(i)]
+    return word_attribution(params, i, None, m)["words"]
+
+
+found = method_words(i, method)
+spans = np.array([[a["start"], a["end"]] for a in found], dtype=np.int64).reshape(-1, 2)
+weights = np.array([a["weight"] for a in found], dtype=np.float32)
 up, down = E.top_words(text, spans, weights)
 st.html(f"<p><b>Sentence {i + 1}</b>: {html.escape(ex['reason'][i])}.<br>"
         f"{html.escape(E.position_reading(ex, i, unseen))}.<br>"
         f"Raised most by: {html.escape(', '.join(up) or '—')}<br>"
         f"Lowered most by: {html.escape(', '.join(down) or '—')}</p>")
+if method != "grad-input":
+    st.caption(completeness(word_attribution(params, i, None, method)))
 words = E.legend_html() + E.word_highlight_html(text, spans, weights, target=tuple(ex["spans"][i]))
 named = f"Words that moved sentence {i + 1}'s score"
 if len(text) > LONG_TEXT:  # the whole document: in a box of its own, so what follows stays near
@@ -128,6 +181,30 @@ if len(text) > LONG_TEXT:  # the whole document: in a box of its own, so what fo
         html_block(words, "why_words", named)
 else:
     html_block(words, "why_words", named)
+
+st.subheader("Which method to trust for this sentence")
+if not (st.toggle("Compare the three methods", key=state.keep("why_methods"),
+                  help="Deletion and insertion curves of each method's ranking of the words (seconds).")
+        or state.for_slide()):
+    st.caption("Deletes the words each method ranks highest, and restores them to a document of [MASK]s: the "
+               "method whose words move the score most is the most faithful here.")
+else:
+    from analysis.attribution import curves
+
+    ranks = {m: np.array([w["weight"] for w in method_words(i, m)]) for m in view.WORD_METHODS}
+
+    def compute_curves():
+        with st.spinner("Deleting and restoring words, scoring again…"), model_slots():
+            return curves(get_model(params["weights"], params["device"]), params["text"], i, ranks,
+                          mask_heads=params.get("mask_heads", ()))
+
+    c = cached("method_curves", params, compute_curves, i)
+    plot(E.method_curves(c, {**METHODS, "random": "random order"}), key="why_method_curves")
+    best = max(view.WORD_METHODS, key=lambda m: c["methods"][m]["aopc_deletion"] + c["methods"][m]["aopc_insertion"])
+    st.caption(f"Sentence {i + 1}, score {c['score']:.3f} ({c['masked']:.3f} with all {c['words']} fed words at "
+               f"[MASK]). AOPC: the mean change over {', '.join(f'{f:.0%}' for f in c['fractions'])} of the words, "
+               f"deletion / insertion, higher is more faithful; here {METHODS[best]} is. One sentence says little: "
+               "`python -m analysis attribution` compares the methods over documents, with intervals.")
 
 # ---------------------------------------------------------------- why this sentence and not that one
 st.header("Why this sentence and not that one")
@@ -160,11 +237,11 @@ else:
         bar = st.progress(0.0, "Comparing the two scores: words and heads…")
         with model_slots():
             out = contrast(model_, params["text"], i_c, j_c, params["k"], params["block_trigram"],
-                           params.get("mask_heads", ()), ablation=ablation, trace=trace, exact=exact)
+                           params.get("mask_heads", ()), ablation=ablation, trace=trace, exact=exact, method=method)
         bar.empty()
         return out
 
-    cmp = cached("contrast", params, compute, i_c, j_c, exact)
+    cmp = cached("contrast", params, compute, i_c, j_c, exact, method)
     st.info(markdown_text(cmp["verdict"]), icon=":material/balance:")  # its words are the document's: text
     m = st.columns(4)
     m[0].metric(f"Score of {i_c + 1}", f"{cmp['score_i']:.3f}")
@@ -175,6 +252,8 @@ else:
     spans_c = np.array([[w["start"], w["end"]] for w in cmp["words"]], dtype=np.int64).reshape(-1, 2)
     weights_c = np.array([w["weight"] for w in cmp["words"]], dtype=np.float32)
     up_c, down_c = E.top_words(text, spans_c, weights_c)
+    if "completeness" in cmp:
+        st.caption(completeness({**cmp["completeness"], "method": method}))
     st.html(f"<p>Words that favour sentence {i_c + 1} over {j_c + 1}: {html.escape(', '.join(up_c) or '—')}<br>"
             f"Words that favour sentence {j_c + 1}: {html.escape(', '.join(down_c) or '—')}</p>")
     versus = E.legend_html().replace("raised the score", f"favours {i_c + 1}").replace(
@@ -191,8 +270,9 @@ else:
         st.button("Switch every head off, exactly (Michel et al. 2019)", key="why_exact_run",
                   icon=":material/play_arrow:", on_click=st.session_state.update, args=({state.keep("why_exact"): True},),
                   help="Until then the heads are ranked by the gradient estimate.")
-    st.caption("Gradient × input of the difference of the two scores (the same rules as above; exactly the first "
-               "sentence's attribution minus the second's). Heads: each switched off alone, exactly (Michel et al. "
+    st.caption((f"{METHODS[method]} of the difference of the two scores (the method above). " if method != "grad-input" else
+                "Gradient × input of the difference of the two scores (the same rules as above; exactly the first "
+                "sentence's attribution minus the second's). ") + "Heads: each switched off alone, exactly (Michel et al. "
                "2019), and the change of the gap, beside the gradient estimate. Checked by deletion on the shipped "
                "examples: deleting the words most attributed to the gap shrinks it more than deleting random words.")
 

@@ -28,6 +28,7 @@ from viz.palette import SEQUENTIAL as COLORSCALES
 BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")
 BERT_SHOW = ("attention", "norm-weighted", "ALTI", "value zeroing")
 INTER_SHOW = ("attention", "norm-weighted", "ALTI", "score by layer")
+WORD_METHODS = ("grad-input", "integrated-gradients", "occlusion")  # analysis.attribution.METHODS (without torch)
 HEADS_VIEWS = ("Statistics", "Importance", "Switch heads off", "What fine-tuning changed")
 LEAVE_OUT = "— leave out —"  # the Why page's value zeroing not asked for (an option of its own, not None)
 NO_SECOND = "— no second model —"  # no side-by-side model (likewise)
@@ -67,7 +68,9 @@ PAGES: dict[str, tuple[Control, ...]] = {
             _c("why_i", Index(), 2, what="sentence chosen"), _c("why_j", Index(), 1, what="sentence it is compared with"),
             _c("why_route_show", Flag(), True, what="route drawn"),
             _c("why_route", Index(), 6, what="sentence whose route is drawn"),
-            _c("why_route_min", Number(0.01, 0.9), 0.5, what="route threshold")),
+            _c("why_route_min", Number(0.01, 0.9), 0.5, what="route threshold"),
+            _c("why_method", Choice(WORD_METHODS), "occlusion", what="attribution method"),
+            _c("why_methods", Flag(), True, what="methods compared")),
     "bert_attention": (
         _c("bert_view", Choice(BERT_VIEWS), "All heads of a layer", "view"),
         _c("bert_layer", LAYER, 4, "layer"), _c("bert_head", HEAD, 2, "head"),
@@ -117,7 +120,7 @@ PAGES: dict[str, tuple[Control, ...]] = {
 NOT_VIEW = {"whatif_kind": "the kind of edit being composed (the edits made are the view's)"}  # kept, not shown
 CONTROLS: dict[str, Control] = {c.key: c for cs in PAGES.values() for c in cs}  # by session key
 BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS.values()}           # by URL name
-PER_RESULT = {"bert_range", "batch_doc", "why_sentence", "why_board", "why_i", "why_j", "why_route", "heads_map_head"}
+PER_RESULT = {"bert_range", "batch_doc", "why_sentence", "why_board", "why_methods", "why_i", "why_j", "why_route", "heads_map_head"}
 # ^ values that belong to one result (a sentence, a range): a new Summarize starts them at their default,
 #   unless a view set them for it (``taken``)
 TAKEN = "_view_taken"  # the per-result keys a view set, not yet drawn: kept for the result the view names

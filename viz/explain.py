@@ -14,7 +14,7 @@ from .attention import _sentence_lines, token_index
 from .common import (WEIGHT_HOVER, plotly_text, preview, weight_map,
                      sentence_label, token_labels)
 
-from .palette import BLUE as REAL, ORANGE as NEUTRAL, LIGHT_GREY, LOWERED, RAISED  # blue raised, orange lowered
+from .palette import BLUE as REAL, ORANGE as NEUTRAL, LIGHT_GREY, LOWERED, METHOD_COLORS, RAISED  # blue raised, orange lowered
 
 
 def _floats(xs) -> np.ndarray:
@@ -165,4 +165,27 @@ def sentence_draw_heatmap(trace, draw: np.ndarray, sentences: np.ndarray, *, col
                       height=height or max(260, 22 * len(rows) + 200), margin=dict(l=10, r=10, t=50, b=130))
     fig.update_xaxes(title="input token", type="category", tickangle=-90, nticks=40)
     fig.update_yaxes(title="sentence", type="category", autorange="reversed")
+    return fig
+
+
+def method_curves(c: dict, labels: dict[str, str], height: int | None = None) -> go.Figure:
+    """Deletion and insertion curves of each attribution method (analysis.attribution.curves ``c``):
+    left, the score's drop as the top words are set to [MASK]; right, its rise as they are restored
+    to a document of [MASK]s; random orders dashed (the floor). Higher is more faithful on both."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Deletion: the score's drop", "Insertion: the score's rise"),
+                        horizontal_spacing=0.12)
+    x = [100 * f for f in c["fractions"]]
+    for m, v in c["methods"].items():
+        name = f"{labels.get(m, m)} (AOPC {v['aopc_deletion']:.3f} / {v['aopc_insertion']:.3f})"
+        style = dict(color=METHOD_COLORS.get(m, METHOD_COLORS["random"]), dash="dash" if m == "random" else "solid")
+        for col, key in ((1, "deletion"), (2, "insertion")):
+            fig.add_trace(go.Scatter(x=x, y=v[key], mode="lines+markers", name=name, line=style, legendgroup=m,
+                                     showlegend=col == 1, hovertemplate=f"{labels.get(m, m)}: %{{y:.3f}} at %{{x}}% "
+                                     "of the words<extra></extra>"), row=1, col=col)
+    fig.update_xaxes(title_text="% of the words (most attributed first)", ticksuffix="%")
+    fig.update_yaxes(title_text="score change", row=1, col=1)
+    fig.update_layout(height=height or 360, margin=dict(l=50, r=20, t=40, b=40),
+                      legend=dict(orientation="h", y=-0.3))
     return fig

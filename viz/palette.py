@@ -40,6 +40,9 @@ GROUP_COLORS = {"position row": ORANGE, "sentence vector": BLUE, "BERT layers": 
                 "encoder heads": MID_GREY, "all": BLACK, "none": LIGHT_GREY}  # the 7 most apart under CVD
 SEGMENT_COLORS = ("#FDD49E", BLUE)  # segment id 0 / 1
 
+# the Why page's attribution methods (analysis.attribution), and random orders (dashed besides)
+METHOD_COLORS = {"grad-input": BLUE, "integrated-gradients": ORANGE, "occlusion": VERMILLION, "random": MID_GREY}
+
 # the colours that must stay apart, per figure that uses them together
 MEANINGS = {
     "sentence status (summary chart, document, sentence encoder bars)": list(STATUS_COLORS.values()),
@@ -52,4 +55,5 @@ MEANINGS = {
     "padding row (real / padded key)": [BLUE, VERMILLION],
     "learn (recomputed / captured)": [BLUE, VERMILLION],
     "segment ids (A / B)": list(SEGMENT_COLORS),
+    "attribution methods (faithfulness curves)": list(METHOD_COLORS.values()),
 }
