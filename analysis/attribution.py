@@ -29,6 +29,7 @@ Every tensor lives on the model's device."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -329,8 +330,6 @@ def compare(summarizer: Summarizer, texts: list[str], methods=tuple(METHODS), st
             orders: int = ORDERS, progress: Callable[[int, int], None] | None = None) -> dict:
     """Each method's deletion and insertion AOPC over documents (each document's top-scored
     sentence), with the mean and its bootstrap 95 % interval over documents, and the random floor."""
-    from training.metrics import bootstrap_ci
-
     per_doc, skipped = [], []
     for n, text in enumerate(texts):
         try:
@@ -351,18 +350,23 @@ def compare(summarizer: Summarizer, texts: list[str], methods=tuple(METHODS), st
             progress(n + 1, len(texts))
     if not per_doc:
         raise ValueError("no document could be summarized: " + "; ".join(s["why"] for s in skipped[:3]))
-    table = {}
-    for m in [*methods, "random"]:
-        table[m] = {}
-        for k in ("deletion", "insertion"):
-            mean, low, high = bootstrap_ci([d[m][k] for d in per_doc])
-            table[m][k] = {"mean": mean, "low": low, "high": high}
     return {"documents": len(per_doc), "skipped": skipped, "fractions": list(FRACTIONS), "orders": orders,
-            "steps": steps, "aopc": table, "per_document": per_doc,
+            "steps": steps, **aopc_table(per_doc, methods), "per_document": per_doc,
             "method": "AOPC of the top-scored sentence's score: deletion (top words set to [MASK], mean drop) and "
                       "insertion (from every word at [MASK], top words restored, mean rise) over fractions "
                       f"{', '.join(f'{f:g}' for f in FRACTIONS)} of the fed words; higher is more faithful; "
                       "95 % percentile bootstrap intervals over documents"}
+
+
+def aopc_table(per_doc: list[dict], methods) -> dict:
+    """``aopc``: per method (and random) the mean deletion and insertion AOPC over documents with its
+    bootstrap 95 % interval; ``versus_random``: each method's paired difference to random's."""
+    from training.metrics import bootstrap_ci
+
+    ci = lambda xs: dict(zip(("mean", "low", "high"), bootstrap_ci(xs)))  # noqa: E731
+    keys = ("deletion", "insertion")
+    return {"aopc": {m: {k: ci([d[m][k] for d in per_doc]) for k in keys} for m in [*methods, "random"]},
+            "versus_random": {m: {k: ci([d[m][k] - d["random"][k] for d in per_doc]) for k in keys} for m in methods}}
 
 
 # ------------------------------------------------------------------ command line
@@ -410,8 +414,12 @@ def cli(args, summarizer: Summarizer) -> dict:
     unknown = [m for m in methods if m not in METHODS]
     if unknown or not methods:
         raise ValueError(f"--methods: {', '.join(unknown) or 'none given'} (of {', '.join(METHODS)})")
-    return {"faithfulness": compare(summarizer, read_documents(args.file, args.limit, args.split), methods, args.steps,
-                                    args.orders)}
+    from tqdm import tqdm
+
+    documents = read_documents(args.file, args.limit, args.split)
+    with tqdm(total=len(documents), desc="attribution", unit="doc", file=sys.stderr) as bar:
+        return {"faithfulness": compare(summarizer, documents, methods, args.steps, args.orders,
+                                        lambda done, total: bar.update(done - bar.n))}
 
 
 def explain_cli(args, summarizer: Summarizer) -> dict:

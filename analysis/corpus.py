@@ -352,7 +352,7 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     done = done_ids(out)
     ids: dict[str, int] = {}
     total = sum(1 for _ in read_input(input_path, done, limit, ids))  # one cheap pass: the progress total, the ids
-    t0, first, finished, peak_mb = time.perf_counter(), None, 0, 0.0
+    t0, first, finished, peak_mb, record = time.perf_counter(), None, 0, 0.0, None
     address = address or os.environ.get("RAY_ADDRESS")
     if total:
         if not ray.is_initialized():
@@ -370,6 +370,8 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
         per_actor = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {"num_cpus": 1}
         workers = workers or max(1, gpus if device == "cuda" else int(ray.cluster_resources().get("CPU", 1)))
         shard = next_shard(out)
+        (out / "runs").mkdir(exist_ok=True)
+        record = out / "runs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{shard:05d}.json"
         # the input streams through in chunks of CHUNK_DOCS documents: the driver never holds more
         for chunk in chunks(units(read_input(input_path, done, limit), unit_tokens), CHUNK_DOCS):
             ds = ray.data.from_items([{"unit": json.dumps(u, ensure_ascii=False)} for u in chunk],
@@ -384,19 +386,13 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
                 shard += 1
                 finished += len(summaries)
                 first = first or time.perf_counter() - t0
+                timing(record, finished, t0, first, workers, address, peak_mb, device, precision)
                 if progress:
                     progress(finished, total, finished / (time.perf_counter() - t0))
-    elapsed = time.perf_counter() - t0
-    before = earlier_runs(out)  # (read before merge rewrites nothing of it: report.json is written below)
     report = merge(out, input_path, k, {i: n for i, n in ids.items() if n > 1})
-    report["run"] = {"documents_this_run": finished, "seconds": round(elapsed, 1),
-                     "documents_per_s": round(finished / elapsed, 3) if finished else None,
-                     "time_to_first_result_s": round(first, 1) if first else None,
-                     "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb),
-                     "device": device, "precision": precision}
-    # a resumed run keeps the earlier runs' timings: every run that summarized something, and their sum
-    report["runs"] = before + ([report["run"]] if finished else [])
-    done_runs = report["runs"]
+    report["run"] = timing(record, finished, t0, first, workers, address, peak_mb, device, precision)
+    # a resumed run keeps the earlier runs' timings (a killed one's too): every run that summarized something
+    report["runs"] = done_runs = run_records(out)
     seconds = sum(r["seconds"] for r in done_runs)
     report["timing"] = {"runs": len(done_runs), "documents": sum(r["documents_this_run"] for r in done_runs),
                         "seconds": round(seconds, 1),
@@ -407,17 +403,32 @@ def run(input_path: str, out: str | Path, k: int = 3, block: bool = True, stats:
     return report
 
 
-def earlier_runs(out: Path) -> list[dict]:
-    """The runs an earlier report.json in ``out`` recorded (an older report: its one "run")."""
-    try:
-        old = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    runs = old.get("runs") if isinstance(old, dict) else None
-    if runs is None and isinstance(old, dict) and isinstance(old.get("run"), dict) and old["run"].get("documents_this_run"):
-        runs = [old["run"]]
-    return [r for r in runs or [] if isinstance(r, dict) and isinstance(r.get("seconds"), (int, float))
-            and isinstance(r.get("documents_this_run"), int)]
+def run_records(out: Path) -> list[dict]:
+    """Every run's timing in ``out`` (``runs/*.json``, rewritten after each shard: a run that was
+    killed keeps what it did), oldest first, those that summarized something."""
+    records = []
+    for p in sorted((out / "runs").glob("run-*.json")):
+        try:
+            r = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict) and isinstance(r.get("seconds"), (int, float)) and r.get("documents_this_run"):
+            records.append(r)
+    return records
+
+
+def timing(path: Path | None, finished: int, t0: float, first: float | None, workers, address, peak_mb: float,
+           device, precision) -> dict:
+    """This run's timing so far; written (atomically) to ``path`` when given."""
+    elapsed = time.perf_counter() - t0
+    r = {"documents_this_run": finished, "seconds": round(elapsed, 1),
+         "documents_per_s": round(finished / elapsed, 3) if finished else None,
+         "time_to_first_result_s": round(first, 1) if first else None,
+         "workers": workers, "address": address or "local", "peak_worker_rss_mb": round(peak_mb),
+         "device": device, "precision": precision}
+    if path is not None:
+        write_atomic(path, lambda p: p.write_text(json.dumps(r)))
+    return r
 
 
 def merge(out: Path, input_path: str, k: int, duplicate_ids: dict[str, int]) -> dict:

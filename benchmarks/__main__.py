@@ -18,6 +18,8 @@
 9. what_if (benchmarks.what_if): a comparison and activation patching × a summarize
 9b. mixing (benchmarks.mixing): norms, ALTI, mixing, value zeroing and the scoreboard × a forward, and
    the extra peak memory of ``mixing``, MiniLM and BERT-base
+9d. store (benchmarks.store): 30 answers at once until counted; PostgreSQL stopped: the first and next
+   calls' time to a plain error
 9c. long_document (benchmarks.long_document): a 99,000-character paste through every page (AppTest):
    seconds per page, peak and settled memory over idle
 10. the BERT-base row (``bert_base``): the paper's model at its size (a PreSumm checkpoint with
@@ -41,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import (browser, corpus, explain, figures, heads, long_document, mixing, model, peer,
+from benchmarks import (browser, corpus, explain, figures, heads, long_document, mixing, model, peer, store,
                         student_steps, what_if)
 from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
@@ -59,7 +61,9 @@ TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "c
            "what_if_patch_bert_heads_ratio": ("<=", 40.0),
            "alti_x_forward_bert_base": ("<=", 5.0), "norms_x_forward_bert_base": ("<=", 0.3),
            "mixing_extra_peak_mb_bert_base": ("<=", 512.0),
-           "long_document_peak_over_idle_mb": ("<=", 1536.0), "long_document_settled_over_idle_mb": ("<=", 307.0)}
+           "long_document_peak_over_idle_mb": ("<=", 1536.0), "long_document_settled_over_idle_mb": ("<=", 307.0),
+           "store_answers_counted_s": ("<=", 2.0), "store_first_call_down_s": ("<=", 5.0),
+           "store_next_call_down_s": ("<=", 0.1)}
 
 
 def workshop(args: list[str]) -> dict:
@@ -92,6 +96,7 @@ def run(quick: bool) -> dict:
     students = ["--students", "6" if quick else "20", "--same-example"]
     w1 = workshop(students + ["--json", out("workshop_20")])
     w2 = workshop(students + ["--processes", "2", "--json", out("workshop_20_nginx")])
+    st = store.main(["--json", out("store")])
     p95 = lambda w: sum(s.get("p95", 0) for s in w["steps"].values())  # noqa: E731
     ablation = next(v for k, v in h["rows"].items() if k.startswith("ablation_batch_auto"))
     result = {
@@ -145,6 +150,8 @@ def run(quick: bool) -> dict:
         "mixing_extra_peak_mb_bert_base": mbase["peak_mb"]["extra"],
         "long_document_steps": ld["steps"], "long_document_peak_over_idle_mb": ld["peak_over_idle_mb"],
         "long_document_settled_over_idle_mb": ld["settled_over_idle_mb"],
+        "store_answers_counted_s": max(st["answers_counted_s"].values()),
+        "store_first_call_down_s": st.get("first_call_down_s"), "store_next_call_down_s": st.get("next_call_down_s"),
         "seconds": round(time.perf_counter() - t0, 1),
     }
     compare = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}
@@ -174,6 +181,7 @@ def smoke(folder: Path) -> dict:
         "class": lambda: workshop(["--follow", "--students", "1", "--idle", "1", "--json", out("class")])["per_step"],
         "student_steps": lambda: student_steps.main(["--students", "1", "--switches", "2", "--json",
                                                      out("student_steps")])["students"],
+        "store": lambda: store.main(["--json", out("store")])["answers_counted_s"],
     }
     if importlib.util.find_spec("bertviz"):
         parts["peer"] = lambda: peer.main(["--render-tokens", "128", "--views", "model_view", "--timeout", "90",

@@ -43,14 +43,16 @@ if show == "score by layer":  # where the choice is made (issue 61): no head or 
         lens = "raw"
     plot(score_by_layer(read["sentences"], read["selected"], read[f"bert_{lens}"], read["inter"], lens),
          key="inter_layers")
-    r2 = read["lens"].get("r2_validation")
+    r2, where = read["lens"].get("r2_test"), "on 100 BBC test documents, never used to fit or choose it,"
+    if not r2:
+        r2, where = read["lens"].get("r2_validation"), "on held-out documents"
     st.caption("After the sentence encoder's last layer the reading is the model's score, exactly. Before it, a "
                "reading shows when a sentence's fate is settled: a sentence that is already ahead after BERT's 3rd "
                "layer was chosen on what those layers see. **Raw** readings of BERT's lower layers put vectors the "
                "sentence encoder was never trained on through it: they say what the scorer makes of them, not what "
                "the layer \"thinks\" (the logit lens; nostalgebraist 2020). **Tuned** readings first map each "
                "layer's vectors to where the top layer's land (the tuned lens; Belrose et al. 2023)"
-               + (f": on held-out documents the map explains {', '.join(f'{x:.0%}' for x in r2)} of the top layer's "
+               + (f": {where} the map explains {', '.join(f'{x:.0%}' for x in r2)} of the top layer's "
                   "vectors, layer by layer." if r2 else "."))
     st.stop()
 level = None

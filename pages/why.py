@@ -183,9 +183,8 @@ else:
     html_block(words, "why_words", named)
 
 st.subheader("Which method to trust for this sentence")
-if not (st.toggle("Compare the three methods", key=state.keep("why_methods"),
-                  help="Deletion and insertion curves of each method's ranking of the words (seconds).")
-        or state.for_slide()):
+if not st.toggle("Compare the three methods", key=state.keep("why_methods"),
+                 help="Deletion and insertion curves of each method's ranking of the words (seconds)."):
     st.caption("Deletes the words each method ranks highest, and restores them to a document of [MASK]s: the "
                "method whose words move the score most is the most faithful here.")
 else:

@@ -117,8 +117,8 @@ def test_thirty_students_answer_in_the_same_second(store):
     t0 = time.perf_counter()
     for t in threads:
         t.join()
-    while A.count(store, code, step) < 30:
-        assert time.perf_counter() - t0 < 2, A.count(store, code, step)
+    while A.count(store, code, step) < 30:  # (how fast: python -m benchmarks.store; this only guards a hang)
+        assert time.perf_counter() - t0 < 60, A.count(store, code, step)
         time.sleep(0.05)
     assert not errors, errors
     assert sorted(v for _, v, _ in A.of_step(store, code, step)) == sorted([n % 6, n % 12] for n in range(30))

@@ -81,6 +81,13 @@ def test_occlusion_is_the_score_without_each_word(tiny):
             s = tiny.score_vectors(tiny.model.sentence_vectors(**{**inp, "input_ids": ids}))[0]
         assert ours["words"][word]["weight"] == pytest.approx(float(p.scores[p.parts[0]] - s[p.parts[0]]), abs=1e-5)
     assert ours["baseline"] == "mask" and ours["gap"] == pytest.approx(float(p.scores[p.parts[0]]), abs=1e-6)
+    # a notebook draws it: every word in a span with its weight, the text escaped
+    tricky = DOC.replace("Monday", "<b>Monday</b> & co")
+    drawn = A.attribute(tiny, tricky, 2, None, "occlusion")
+    shown = drawn._repr_html_()
+    assert "&lt;b&gt;Monday&lt;/b&gt;" in shown and "<b>Monday" not in shown
+    assert shown.count("<span ") == len(drawn["words"]) == len(ours["words"]) + 2  # "&", "co"
+    assert f'title="{drawn["words"][0]["weight"]:+.4f}"' in shown
 
 
 def test_the_curves_end_at_the_masked_document_and_a_ranking_by_the_truth_beats_random(tiny):

@@ -398,14 +398,10 @@ def test_a_postgresql_restart_is_one_plain_error_then_served_again_by_the_same_s
     s = Store(postgres.url)
     s.put("id:restart", "kept")
     postgres.stop()
-    t = time.perf_counter()
-    with pytest.raises(Unavailable, match="cannot be reached"):
+    with pytest.raises(Unavailable, match="cannot be reached"):  # (how fast: python -m benchmarks.store)
         s.get("id:restart")
-    assert time.perf_counter() - t < 5
-    t = time.perf_counter()
     with pytest.raises(Unavailable, match="cannot be reached"):  # the next calls of a run: at once
         s.run("SELECT 1", (), True)
-    assert time.perf_counter() - t < 0.1
     postgres.start()
     time.sleep(RETRY_S)
     assert s.get("id:restart") == "kept"

@@ -64,6 +64,10 @@ def resumed(corpus, tmp_path_factory):
 def test_corpus_run_interrupted_then_resumed(resumed):
     out, kept, printed = resumed
     assert printed["run"]["documents_this_run"] == 20 - len(kept)  # the finished ones were skipped
+    timing = printed["timing"]  # issue 73: the killed run's timing is kept beside the second's
+    assert timing["runs"] == 2 and printed["run"] in printed["runs"] and printed["runs"][-1] == printed["run"]
+    assert printed["run"]["documents_this_run"] < timing["documents"] <= 20
+    assert timing["seconds"] > printed["run"]["seconds"] and timing["time_to_first_result_s"] > 0
 
     rows = [json.loads(line) for line in (out / "summaries.jsonl").read_text().splitlines()]
     ids = [r["id"] for r in rows]
@@ -99,6 +103,18 @@ def test_corpus_page_opens_results_and_a_document(corpus, resumed, summarizer, m
     assert [c.key for c in charts(at)] == ["corpus_positions", "corpus_heads"] and len(at.dataframe) == 2
     at.selectbox(key="corpus_stat").set_value("entropy").run()
     assert "entropy" in charts(at)[1].proto.spec
+    # issue 73: a browser of the corpus, each document's ROUGE beside Lead-3 and the oracle, worst first
+    table = at.dataframe[-1].value
+    diffs = table["model − Lead (ROUGE mean)"].tolist()
+    assert len(diffs) == 18 and diffs == sorted(diffs) and "oracle R-1/2/L" in table.columns
+    report = json.loads((resumed[0] / "report.json").read_text())
+    per = {d["id"]: d for d in report["rouge"]["per_document"]}
+    worst = per[table["id"][0]]
+    assert worst["model_minus_lead"] == min(d["model_minus_lead"] for d in per.values())
+    assert all(0 < len(d["oracle_sentences"]) <= 3 and d["oracle_sentences"] == sorted(d["oracle_sentences"])
+               for d in per.values())
+    assert at.selectbox(key="corpus_doc").options[0].startswith(f"{table['id'][0]} (model − Lead")
+    assert [m.value for m in at.metric][4] == str(report["timing"]["documents_per_s"])  # every run's, not 0
     at.selectbox(key="corpus_doc").set_value("d3").run()
     next(b for b in at.button if b.label == "Open").click().run()
     d3 = next(json.loads(line) for line in corpus.read_text().splitlines() if line.startswith('{"id": "d3"'))

@@ -128,3 +128,10 @@ def test_only_model_names_the_networks_modules():
             text = path.read_text(encoding="utf-8")
             found = [w for w in words if w in text]
             assert not found, f"{path.relative_to(ROOT)} names {found}"
+
+
+def test_the_view_and_the_tour_import_without_torch_or_plotly():
+    """Issue 69: ui.view (the registry of controls) and ui.tour (lessons and stories, pure data)
+    load neither the model's nor the figures' libraries (it took 4.9 s)."""
+    loaded = loaded_by(["ui.view", "ui.tour", "ui.questions"])
+    assert "ui" in loaded and not loaded & {"torch", "plotly", "streamlit", "pandas"}

@@ -493,14 +493,17 @@ def test_cli_jsonl(tmp_path, capsys):
     from model.__main__ import main
 
     inp = tmp_path / "in.jsonl"
-    docs = [{"id": "a", "text": SAMPLE.read_text()}, {"id": "b", "text": DOC}, {"id": "c", "text": "   "}]
-    inp.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    docs = [{"id": "a", "text": SAMPLE.read_text()}, {"id": "b", "text": DOC}, {"id": "c", "text": "   "},
+            {"id": "d", "body": "no text"}, [1, 2]]
+    inp.write_text("\n".join(json.dumps(d) for d in docs) + "\n{not json\n")
     assert main(["summarize", "--jsonl", str(inp), "--no-trigram-block"]) == 0
     captured = capsys.readouterr()
     lines = [json.loads(x) for x in captured.out.splitlines()]
-    assert [x["id"] for x in lines] == ["a", "b", 3]
-    assert len(lines[0]["selected"]) == 3 and "empty" in lines[2]["error"]
-    assert "3/3" in captured.err  # progress bar
+    assert [x["id"] for x in lines] == ["a", "b", "c", "d", 5, 6]  # issue 73: a document keeps its own id
+    assert [x["line"] for x in lines] == [1, 2, 3, 4, 5, 6]
+    assert len(lines[0]["selected"]) == 3 and "empty" in lines[2]["error"] and '"text"' in lines[3]["error"]
+    assert all("Error" not in x.get("error", "") for x in lines)  # no exception class names, words
+    assert "6/6" in captured.err  # progress bar
 
 
 def test_cli_trace_npz(tmp_path):
@@ -567,4 +570,46 @@ def test_languages_the_model_cannot_read_are_said_and_chinese_splits_on_its_full
     english = summarizer.summarize("The cat sat on the mat all day. Dr. Smith said it was sunny in London.", k=1)
     assert english.reading.note is None and english.to_json()["reading"]["latin_letters"] == 1.0
     mixed = "Der Bundestag hat am Freitag über das neue Gesetz abgestimmt. Die Opposition kritisierte es scharf."
-    assert summarizer.summarize(mixed, k=1).reading.note is None  # Latin letters, read in pieces: no note
+    assert summarizer.summarize(mixed, k=1).reading.note is None  # too short to tell: no note
+
+
+GERMAN = ("Die Bundesregierung hat am Mittwoch beschlossen, die Förderung für Elektroautos zu verlängern. "
+          "Der Wirtschaftsminister sagte, dass die Nachfrage nach wie vor hoch sei und die Industrie mehr Zeit brauche. "
+          "Kritiker bemängeln, dass das Programm vor allem Besserverdienenden zugute komme. Die Opposition forderte "
+          "stattdessen einen Ausbau des öffentlichen Nahverkehrs in ländlichen Regionen.")
+
+
+def test_a_latin_text_that_is_not_english_is_said_in_plain_output_too(summarizer, tmp_path, capsys):
+    """Issue 73: German was summarized with exit status 0 and no word; Chinese's note was only in the JSON."""
+    from model.__main__ import main
+
+    r = summarizer.summarize(GERMAN, k=1).reading
+    assert r.latin == 1.0 and r.english < 0.1 and "does not look like English" in r.note
+    for example in (Path(__file__).parents[1] / "examples").glob("bbc_*.txt"):  # English news: no note
+        assert summarizer.summarize(example.read_text(encoding="utf-8")).reading.note is None, example.name
+    for text in (GERMAN, CHINESE):
+        (tmp_path / "doc.txt").write_text(text, encoding="utf-8")
+        assert main(["summarize", str(tmp_path / "doc.txt"), "--k", "1"]) == 0
+        captured = capsys.readouterr()
+        assert captured.err.startswith("note: This model reads English") and captured.out.strip()
+
+
+def test_run_with_cache_holds_every_point_stacked_per_layer(summarizer):
+    """Issue 73 (TransformerLens's run_with_cache): one call gives the summary and every hook point's
+    value; stacked, BERT's attention is the Trace's; the sentence encoder's last residual scores the
+    summary; a pattern keeps only the points it names."""
+    from helpers import LONG
+
+    summary, cache = summarizer.run_with_cache(LONG)
+    trace = summarizer.trace(LONG)
+    L, H, _ = summarizer.size()
+    pattern = cache.stack("attn.pattern")  # [L, 1, H, T, T], window 0
+    assert pattern.shape[:3] == (L, 1, H) and pattern.dtype == np.float32
+    assert np.allclose(pattern[:, 0], trace.bert_attention.astype(np.float32), atol=1e-3)
+    assert len(cache.windows("bert.0.attn.pattern")) == len(summarizer.encode(LONG, None).window_starts) == 2
+    assert cache.stack("resid_post", "inter").shape[0] == 2 and "inter.ln_final" in cache
+    assert summary.scores == summarizer.summarize(LONG).scores
+    _, some = summarizer.run_with_cache(LONG, pattern=r"bert\.\d+\.attn\.z")
+    assert sorted(some.keys()) == [f"bert.{l}.attn.z" for l in range(L)]
+    with pytest.raises(KeyError, match="no inter layer"):
+        some.stack("attn.z", "inter")

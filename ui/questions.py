@@ -59,7 +59,7 @@ def from_toml(table: dict) -> Ask:
     """A step's ``[steps.answer]`` table (already checked by lessons.problems) → an Ask."""
     kind = table["kind"]
     if kind == "choice":
-        from viz.common import plain_text
+        from viz.text import plain_text
 
         return Ask(kind, options=tuple(plain_text(o) for o in table["options"]), right=tuple(r - 1 for r in table.get("right", ())))
     if kind == "sentences":

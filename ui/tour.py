@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ui import view as V
 from ui.questions import Ask, from_toml, table_problems
-from viz.common import plain_text as text_only
+from viz.text import plain_text as text_only
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"

@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.heads import BERT_STATS, INTER_STATS
+from analysis.statistics import BERT_STATS, INTER_STATS
 from ui.kinds import PARTS, Bad, Choice, Document, Edits, Flag, Heads, Index, Kind, Number, Partly, Span, Text, Texts
-from viz.common import SCALES
+from viz.palette import SCALES
 from viz.palette import SEQUENTIAL as COLORSCALES
 
 BERT_VIEWS = ("One head", "All heads of a layer", "All layers × heads", "Sentence × sentence", "Rollout")

@@ -13,12 +13,12 @@ layers, heads); arrays and JSON stay 0-based.
 from __future__ import annotations
 
 import html
-import re
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .palette import CLEAR, STATUS_SYMBOLS, SEQUENTIAL as COLORSCALES  # the weight colour scales offered
+from .text import CJK, CONTROL, JOINER, length_label, markdown_text, plain_text, plural, preview  # noqa: F401
+from .palette import CLEAR, SCALES, STATUS_SYMBOLS, SEQUENTIAL as COLORSCALES  # the weight colour scales offered
 SELECTED_MARK = STATUS_SYMBOLS["selected"]
 
 
@@ -35,7 +35,6 @@ def to_numpy(x) -> np.ndarray:
 # call-centre article, √ shows the structure (bands along sentences, the previous-token
 # diagonal) where log also lifts the noise floor to mid-colours: √ is the default. Hover always
 # shows the true weight.
-SCALES = ("sqrt", "log", "linear")
 LOG_RANGE = 1000.0  # the log scale spans three decades below the clip value
 CLIP = 99.5  # percentile of the map that gets the top colour (the few larger weights saturate)
 
@@ -117,61 +116,6 @@ def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", 
                 colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 
 
-def plain_text(markdown: str) -> str:
-    """Markdown written by someone else (a lesson, a story) as the plain text a reader sees, to be
-    shown as text (``markdown_text``), so nothing in it is fetched or run whatever its syntax: parsed
-    by a real CommonMark parser (markdown-it-py, which Streamlit installs), emphasis and code marks
-    dropped, a link as its words and address, an image in any form (``![a [b] c](url)``,
-    ``![x\\]y](url)``, a reference ``![t]`` with ``[t]: url``) as its alt text ("[image: …]"), raw
-    HTML as the characters it is. Paragraphs and list items are apart by a blank line. Control and
-    bidi characters are blanked first, as in a document."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(CONTROL.sub(" ", str(markdown)))
-    out, lists, item = [], [], False  # item: a list item's marker waits for its first line
-
-    def inline(children) -> str:
-        parts, links = [], []  # links: (where its words start, its address)
-        for t in children or ():
-            if t.type in ("text", "code_inline", "html_inline"):
-                parts.append(t.content)
-            elif t.type in ("softbreak", "hardbreak"):
-                parts.append("\n")
-            elif t.type == "link_open":
-                links.append((len(parts), str(t.attrs.get("href", ""))))
-            elif t.type == "link_close" and links:
-                start, address = links.pop()
-                if address and "".join(parts[start:]) not in (address, address.removeprefix("mailto:")):
-                    parts.append(f" ({address})")  # (an autolink's words are its address already)
-            elif t.type == "image":
-                alt = "".join(c.content for c in t.children or ()).strip()
-                parts.append(f"[image: {alt}]" if alt else "[image]")
-        return "".join(parts)
-
-    for t in tokens:
-        if t.type in ("bullet_list_open", "ordered_list_open"):
-            lists.append(int(t.attrs.get("start", 1)) if t.type == "ordered_list_open" else None)
-        elif t.type in ("bullet_list_close", "ordered_list_close"):
-            lists.pop()
-        elif t.type == "list_item_open":
-            n = lists[-1]
-            out.append("  " * (len(lists) - 1) + ("- " if n is None else f"{n}. "))
-            if n is not None:
-                lists[-1] = n + 1
-            item = True
-        elif t.type == "inline":
-            if item:
-                out[-1] += inline(t.children)
-            else:
-                out.append(inline(t.children))
-            item = False
-        elif t.type in ("fence", "code_block", "html_block"):
-            out.append(t.content.rstrip("\n"))
-        elif t.type == "hr":
-            out.append("---")
-    return "\n\n".join(out).strip()  # (a blank line: blocks stay apart where the text is shown as Markdown)
-
-
 def plotly_text(text):
     """Text (or an array of texts) as Plotly shows it literally: its HTML subset escaped."""
     if isinstance(text, np.ndarray):
@@ -179,50 +123,9 @@ def plotly_text(text):
     return html.escape(str(text), quote=False)
 
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=^\"'/])")
-_AUTOLINK = re.compile(r"(?i)(://|\bwww\.|@)")  # what GFM turns into a link: URLs, www. hosts, e-mail addresses
-JOINER = "\u2060"  # WORD JOINER: invisible, and no autolink survives it
-
-
-# what model.summarizer.CONTROL blanks in a document (control characters, bidi overrides and
-# isolates), blanked too in any other text a message shows (a link's parameters)
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
-
-
-def markdown_text(text: str) -> str:
-    """Text as Streamlit shows it literally in a widget label or option, a caption, a message:
-    every Markdown, LaTeX and colour-directive character backslash-escaped (CommonMark escapes any
-    ASCII punctuation), and an invisible word joiner inside "://", "www." and "@", which Streamlit
-    would otherwise turn into live links even when escaped. Control and bidi characters are blanked."""
-    text = _AUTOLINK.sub(lambda m: m[0][:1] + JOINER + m[0][1:], CONTROL.sub(" ", str(text)))
-    return _MARKDOWN.sub(r"\\\1", text)
-
-
 def token_labels(tokens, index, escape=plotly_text) -> np.ndarray:
     """Unique axis labels ``"12 the"`` (1-based; Plotly merges duplicate categories, tokens repeat)."""
     return np.array([escape(f"{i + 1} {tokens[i]}") for i in index], dtype=object)
-
-
-def plural(n: int, noun: str) -> str:
-    """"1 word", "2 words", "1,200 words"."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")  # kana, Han, Hangul: no spaces between words
-
-
-def length_label(text: str) -> str:
-    """"143 words"; for text written without spaces between words (Chinese, Japanese), where
-    a space count says "1 word", its characters: "212 characters"."""
-    cjk = len(CJK.findall(text))
-    if cjk and cjk >= len(text.split()):
-        return plural(len("".join(text.split())), "character")
-    return plural(len(text.split()), "word")
-
-
-def preview(text: str, n: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def sentence_label(trace, i: int, n: int = 32, escape=plotly_text) -> str:

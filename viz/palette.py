@@ -27,6 +27,7 @@ DIVERGING = [[0.0, "#7F3B08"], [0.15, "#B35806"], [0.3, "#E08214"], [0.42, "#FDB
 
 # sequential scales offered for weights (light to dark or dark to light, monotone in lightness)
 SEQUENTIAL = ("Viridis", "Blues", "Magma", "Cividis", "Greys", "YlOrRd")
+SCALES = ("sqrt", "log", "linear")  # how a weight maps to the scale (viz.common.weight_colorscale): the contrast
 MASK_SCALES = ("Reds", "Blues")  # masks: 0 … −10000 added, 0/1 kept
 
 # a sentence's status (analysis.explain.selection): colour and, for those who cannot see it, a symbol

@@ -60,6 +60,11 @@ PLAIN = {
         "The document with the words that raised a chosen sentence's score in blue and those that lowered it in "
         "orange, measured from the model itself (gradient × input). This explains a score, which attention maps "
         "do not. Caveat: it measures small changes to each word; removing a word can change more than it predicts."),
+    "methods": (
+        "Three ways of saying which words mattered, put to a test: hide the words each way ranks highest and see "
+        "how far the score falls (left), or start from a document with every word hidden and bring back the top "
+        "ones (right). The method whose words move the score most is the one to trust for this sentence; the "
+        "dashed line is words picked at random. Caveat: hiding a word makes a text the model never saw."),
     "encoder": (
         "After BERT, a small second model reads one vector per sentence and scores them. This map is its attention: "
         "each row a sentence, each column a sentence it looks at. Caveat: where it looked, not what it used."),
@@ -107,7 +112,7 @@ KINDS = {"bert_token": "attention", "bert_norm": "contribution", "bert_alti": "c
          "segments": "positions", "heads": "head_stats", "heads_token": "attention", "whatif": "what_if",
          "whatif_map": "attention", "corpus": "corpus", "learn": "learn",
          "answers": "answers", "quality": "reference", "inter_layers": "layers",
-         "why_route": "route"}
+         "why_route": "route", "why_method": "methods"}
 
 
 def kind(key: str | None) -> str | None:
