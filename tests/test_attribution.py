@@ -177,3 +177,27 @@ def test_the_why_page_offers_the_methods_and_compares_them(summarizer):
     at.toggle(key="why_methods").set_value(True).run()
     assert not at.exception and any("AOPC" in c.value for c in at.caption)
     assert any("Deletion: the score" in spec(c) for c in charts(at))
+
+
+@pytest.mark.browser
+def test_in_chromium_the_why_page_switches_method_and_draws_the_comparison(server, browser):
+    """The real app: Integrated Gradients picked on the Why page (its completeness said under the
+    words), then the three methods compared (both curves drawn)."""
+    from browsing import go_to, idle, open_app, summarize as click_summarize
+
+    page = open_app(browser, server)
+    click_summarize(page, SHORT)
+    page.get_by_text("Result for Insurance", exact=False).first.wait_for(timeout=120_000)
+    idle(page)
+    go_to(page, "Why this summary")
+    page.get_by_role("radio", name="Integrated Gradients").click(timeout=120_000)
+    idle(page)
+    page.get_by_text("convergence delta").first.wait_for(timeout=120_000)
+    assert "Traceback" not in page.content()
+    page.get_by_text("Compare the three methods").click()
+    idle(page)
+    chart = page.locator(".js-plotly-plot").filter(has_text="Deletion: the score")
+    chart.wait_for(timeout=120_000)
+    assert chart.locator(".scatterlayer .trace").count() == 8  # 4 lines × 2 panels
+    assert page.get_by_text("AOPC: the mean change").is_visible()
+    page.close()
