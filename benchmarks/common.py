@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -226,3 +228,49 @@ def bert_base_fixture() -> tuple[Path, Path]:
     if not (checkpoint.is_file() and (backbone / "model.safetensors").is_file()):
         write(folder)
     return backbone, checkpoint
+
+
+def pg_bin() -> Path | None:
+    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (d / "initdb").exists():
+            return d
+    return None
+
+
+class Postgres:
+    """A PostgreSQL server (Debian's package) in a temporary folder, listening on ``address:port``,
+    run by ``prefix`` (e.g. ``Hosts.run(name, [])``: in a namespace); as the ``postgres`` user when
+    we are root. ``url``; ``stop()`` (fast: sessions are cut, as in a crash or a restart) and
+    ``start()``; removed on exit."""
+
+    def __init__(self, address: str = "127.0.0.1", port: int = 5432, prefix: list[str] | None = None):
+        self.bin = pg_bin()
+        if self.bin is None:
+            raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+        self.address, self.port, self.prefix = address, port, list(prefix or [])
+        self.url = f"postgresql://postgres@{address}:{port}/postgres"
+
+    def _pg(self, *argv: str, check: bool = True) -> None:
+        as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run(self.prefix + as_user + [str(self.bin / argv[0]), *argv[1:]], check=check, capture_output=True)
+
+    def __enter__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="microscope_pg_"))  # not under pytest's folder: root-only
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres")
+        self._pg("initdb", "-D", str(self.folder / "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        with open(self.folder / "data" / "pg_hba.conf", "a") as f:  # the other hosts on its network (test hosts)
+            f.write("host all all samenet trust\n")
+        self.start()
+        return self
+
+    def start(self) -> None:
+        self._pg("pg_ctl", "-D", str(self.folder / "data"), "-l", str(self.folder / "log"), "-w", "-o",
+                 f"-p {self.port} -k {self.folder} -c listen_addresses={self.address}", "start")
+
+    def stop(self) -> None:
+        self._pg("pg_ctl", "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop")
+
+    def __exit__(self, *exc):
+        self._pg("pg_ctl", "-D", str(self.folder / "data"), "-m", "immediate", "stop", check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import write_json
+from benchmarks.common import Postgres, pg_bin, write_json
 
 TARGETS = {"answers_counted_s": 2.0, "first_call_down_s": 5.0, "next_call_down_s": 0.1}
 
@@ -54,7 +54,6 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", help="write the result here (default benchmarks/results/store.json)")
     args = p.parse_args(argv)
-    from scripts.hosts import Postgres, pg_bin
     from ui.store import Store, Unavailable
 
     result = {"answers_counted_s": {}}
