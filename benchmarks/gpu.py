@@ -51,15 +51,16 @@ def timed(fn, device: str, runs: int) -> float:
 
 def rows(s: Summarizer, text: str) -> dict:
     """What to time: name → a call."""
-    from analysis import compare as C
+    from analysis import edits as ED
+    from analysis import patching as P
     from analysis import explain as E
     from analysis import heads as Hd
     from analysis import mixing as M
 
     L = s.model.bert.config.num_hidden_layers
     first = s.summarize(text).selected[0]
-    b = C.apply_edits(text, ["move:1:end"], s)
-    kept = next(i for i in range(1, len(C.sentences(text))) if len(C.sentences(text)[i].split()) >= 5)
+    b = ED.apply_edits(text, ["move:1:end"], s)
+    kept = next(i for i in range(1, len(ED.sentences(text))) if len(ED.sentences(text)[i].split()) >= 5)
     return {
         "summarize": lambda: s.summarize(text),
         "trace": lambda: s.trace(text),
@@ -70,7 +71,7 @@ def rows(s: Summarizer, text: str) -> dict:
         "value_zeroing_one": lambda: M.value_zeroing(s, text, L - 1),
         "value_zeroing_all": lambda: [M.value_zeroing(s, text, layer) for layer in range(L)],
         "scoreboard": lambda: M.faithfulness(s, text, first),
-        "patching": lambda: C.patch(s, text, b, kept),
+        "patching": lambda: P.patch(s, text, b, kept),
     }
 
 

@@ -38,7 +38,9 @@ def main(argv=None) -> dict:
 
     import torch
 
-    from analysis.compare import apply_edits, compare, patch
+    from analysis.compare import compare
+    from analysis.edits import apply_edits
+    from analysis.patching import patch
     from model.summarizer import Summarizer
 
     s = Summarizer.load(device="cpu")

@@ -1,7 +1,7 @@
 """What if: document A is the current one, B an edited copy (one click per edit, or pasted); both
 summaries side by side, every sentence's two scores aligned by text, which sentences entered or
 left the summary and why, how much each head's attention changed, and activation patching: which
-parts of the model carry a sentence's score change (analysis/compare.py)."""
+parts of the model carry a sentence's score change (analysis/compare.py, edits.py, alignment.py, patching.py)."""
 from __future__ import annotations
 
 import html
@@ -12,6 +12,12 @@ import pandas as pd
 import streamlit as st
 
 from analysis import compare as C
+
+from analysis import alignment as AL
+
+from analysis import edits as E
+
+from analysis import patching as P
 from ui import a11y, state
 from ui.figures import head_map, plot, shared_figure
 from ui.resources import get_model
@@ -41,7 +47,7 @@ def edited(edits: list[str]) -> tuple[str, str | None]:
     text = text_a
     for n, e in enumerate(edits):
         try:
-            text = C.apply_edits(text, [e], model)
+            text = E.apply_edits(text, [e], model)
         except ValueError as err:
             return text, f"edit {n + 1} of {len(edits)}: {err}"
     return text, None
@@ -67,7 +73,7 @@ def add_edit(text_b: str, pick_key: str, with_key: str) -> None:
     page body they still named the old B's sentences after Add)."""
     spec = spec_of(st.session_state.get(keep("whatif_kind"), "move"), st.session_state.get(pick_key, 0), with_key)
     try:
-        C.apply_edits(text_b, [spec], model)  # refused here, one line, before it joins the list
+        E.apply_edits(text_b, [spec], model)  # refused here, one line, before it joins the list
         st.session_state[EDITS] = list(st.session_state.get(EDITS, [])) + [spec]
     except ValueError as err:
         st.session_state["whatif_refused"] = str(err)
@@ -78,7 +84,7 @@ st.session_state.setdefault("whatif_source", "Edits")  # shown selected from the
 source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source"), required=True) or "Edits"
 if source == "Edits":
     text_b, problem = edited(edits)
-    b_sents = C.sentences(text_b)
+    b_sents = E.sentences(text_b)
     numbered = lambda j: f"{j + 1}: {preview(b_sents[j], 60)}"  # noqa: E731
     # A new B, new pickers (keys of B's hash): with one key the browser's box kept the old B's labels.
     pick_key, with_key = f"whatif_sentence_{sha(text_b)[:12]}", f"whatif_with_{sha(text_b)[:12]}"
@@ -161,7 +167,7 @@ a11y.dataframe(table, "Every sentence, aligned", hide_index=True, key="whatif_ta
 # ---------------------------------------------------------------- attention change per head
 st.header("Which heads' attention changed", anchor=False)
 st.caption(f"On the {cmp.aligned_tokens:,} tokens and {cmp.aligned_parts} sentences present in both: "
-           + C.CHANGE_METHOD)
+           + AL.CHANGE_METHOD)
 plot(shared_figure(trace, ("whatif_change", sha(text_b)), lambda: VW.change_maps(cmp.bert_change, cmp.inter_change)),
      key="whatif_change")
 L, H = cmp.bert_change.shape
@@ -173,7 +179,7 @@ if st.session_state.get("whatif_head", order[0]) not in order:
 st.session_state.setdefault("whatif_head", order[0])
 pick = st.selectbox("Open a BERT head in A and B", order, key=keep("whatif_head"), help="Heads with the largest change first.",
                     format_func=lambda h: f"layer {h[1] + 1}, head {h[2] + 1} (change {cmp.bert_change[h[1:]]:.3f})")[1:]
-trace_b = cached("whatif_trace", params, lambda: C.masking(model).trace(text_b, k, block), sha(text_b))
+trace_b = cached("whatif_trace", params, lambda: E.masking(model).trace(text_b, k, block), sha(text_b))
 if st.session_state.get("whatif_map_for") != pick:  # a new pick opens both maps on its head
     st.session_state["whatif_map_for"] = pick
     st.session_state["whatif_map_a"] = st.session_state["whatif_map_b"] = pick[1]
@@ -216,7 +222,7 @@ else:
                              or state.for_slide()):
         try:
             with st.spinner("Running B with each component taken from A…"):
-                patching = cached("whatif_patch", params, lambda: C.patch(
+                patching = cached("whatif_patch", params, lambda: P.patch(
                     model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment), *patch_of,
                     model_run=True)
             slot.empty()
@@ -241,7 +247,7 @@ def comparison_csv() -> str:
     out = table.copy()
     out.insert(0, "edits", " → ".join(edits) if source == "Edits" else "pasted B")
     if patching is not None:  # the patching rows after the alignment, one per component
-        rows = pd.DataFrame({"component": [C.row_label(r) for r in patching.rows],
+        rows = pd.DataFrame({"component": [P.row_label(r) for r in patching.rows],
                              "fraction restored": [r.fraction for r in patching.rows],
                              "patched score": [r.score for r in patching.rows]})
         return frame_csv(out) + f"\npatching of A sentence {patching.sentence_a + 1}\n" + frame_csv(rows)

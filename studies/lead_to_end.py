@@ -2,10 +2,10 @@
 
 For each document: take its lead sentence (the first sentence the model scores: the first
 sentence may be too short to be fed, e.g. a title), move it to the end
-(``analysis.compare.apply_edits(text, ["move:I:end"])``), and compare A with B
+(``analysis.edits.apply_edits(text, ["move:I:end"])``), and compare A with B
 (``analysis.compare.compare``, top-3 with trigram blocking as the CNN/DM evaluation): was the lead
 selected in A, is it still selected in B, its score in A and B. Then activation patching of the
-lead (``analysis.compare.patch``): B run again with one component taken from A, the fraction of
+lead (``analysis.patching.patch``): B run again with one component taken from A, the fraction of
 the lead's score change each component restores, (s_patched − s_B) / (s_A − s_B), for its
 sentence-position row, its sentence vector, BERT's embeddings and each BERT layer's output on its
 tokens, each sentence-encoder layer and head, and ``all`` (every aligned sentence's vector and
@@ -41,6 +41,10 @@ import numpy as np
 import torch
 
 from analysis import compare as C
+
+from analysis import edits as E
+
+from analysis import patching as P
 from model.summarizer import DEFAULT_CHECKPOINT, Summarizer
 from training.data import DEFAULT_DATA, VALID_END, named_split, split_order
 from training.evaluate import raw_form
@@ -53,7 +57,7 @@ CI_N, SEED = 2000, 0
 
 # ---------------------------------------------------------------- one document
 
-def component(r: C.PatchRow) -> str:
+def component(r: P.PatchRow) -> str:
     """A row's key in the report: position, vector, all, bert_embeddings, bert_layer_3,
     encoder_layer_1, encoder_head_1.2, bert_head_5.3 (layers and heads 1-based)."""
     if r.layer is None:
@@ -65,7 +69,7 @@ def one(summarizer: Summarizer, text: str, heads: bool) -> dict:
     """The experiment on one document → a row (JSON-ready); ``excluded`` says why when it is not
     counted."""
     t0 = time.perf_counter()
-    enc = C.encode(summarizer, text)
+    enc = E.encode(summarizer, text)
     lead = enc.input_sentences[0] if enc.input_sentences else None  # the first sentence the model scores
     n_sent = len(enc.sentences)
     row = {"lead": lead, "n_sentences": n_sent}
@@ -73,7 +77,7 @@ def one(summarizer: Summarizer, text: str, heads: bool) -> dict:
         return row | {"excluded": "no sentence scored"}
     if lead == n_sent - 1:
         return row | {"excluded": "the lead is already the last sentence"}
-    text_b = C.apply_edits(text, [f"move:{lead + 1}:end"], summarizer)
+    text_b = E.apply_edits(text, [f"move:{lead + 1}:end"], summarizer)
     cmp = C.compare(summarizer, text, text_b, K, BLOCK)
     at = next(n for n, r in enumerate(cmp.alignment) if r.a == lead)
     al = cmp.alignment[at]
@@ -89,7 +93,7 @@ def one(summarizer: Summarizer, text: str, heads: bool) -> dict:
         return row | {"excluded": f"the lead is {al.kind} in B, or not scored there"}
     t1 = time.perf_counter()
     try:
-        p = C.patch(summarizer, text, text_b, lead, bert_heads=heads, alignment=cmp.alignment)
+        p = P.patch(summarizer, text, text_b, lead, bert_heads=heads, alignment=cmp.alignment)
     except ValueError as e:  # refused: e.g. the lead is longer than a BERT window
         return row | {"excluded": f"patching refused: {e}"}
     row |= {"patch_score_a": p.score_a, "patch_score_b": p.score_b, "window_a": p.window_a, "window_b": p.window_b,
@@ -302,7 +306,7 @@ def markdown(rep: dict) -> str:
     return "\n".join(lines)
 
 
-PATCH_NOTE = (f"Method: {C.PATCH_METHOD}. {C.PATCH_CAVEAT.replace('one sentence of one document', 'here averaged over documents')} "
+PATCH_NOTE = (f"Method: {P.PATCH_METHOD}. {P.PATCH_CAVEAT.replace('one sentence of one document', 'here averaged over documents')} "
               "BERT layer l takes the output of layer l on the lead's own tokens only (the rest of the window "
               "stays B's); the sentence vector is the mean of the top layer over those tokens, so BERT layer 6 "
               "and the vector restore nearly the same. Embeddings = word + BERT position + segment embeddings "
@@ -372,7 +376,7 @@ def main(argv=None):
                          f"`[{VALID_END}:]`), in the raw form users paste (`training.evaluate.raw_form`). The "
                          "validation part was not trained on; it was used to choose checkpoints."),
            "seconds": {k: round(v, 1) for k, v in secs.items()}, "summary": summarise(rows),
-           "patch_kinds": C.PATCH_KINDS, "rows": rows}
+           "patch_kinds": P.PATCH_KINDS, "rows": rows}
     (out / "report.json").write_text(json.dumps(rep, indent=1))
     text = markdown(rep)
     (out / "report.md").write_text(text)

@@ -514,7 +514,7 @@ def test_what_if_page_edit_both_summaries_a_head_and_patching(server, browser, s
     page.get_by_role("heading", name="B: edited").wait_for(timeout=120_000)
     main.get_by_text("move:2:end").wait_for(timeout=60_000)
     idle(page)
-    from analysis.compare import sentences
+    from analysis.edits import sentences
 
     a = sentences((ROOT / "examples" / "bbc_insurance_bosses.txt").read_text(encoding="utf-8"))
     picker = main.locator('[data-testid="stSelectbox"]').filter(has_text="Sentence").first

@@ -14,6 +14,12 @@ import pytest
 import torch
 
 from analysis import compare as C
+
+from analysis import alignment as AL
+
+from analysis import edits as E
+
+from analysis import patching as P
 from model.hooks import intervene, points
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,17 +30,17 @@ SHORT = EXAMPLES["bbc_insurance_bosses.txt"]  # 9 sentences; sentence 1 (the tit
 
 
 def sentences(summarizer, text):
-    return C.encode(summarizer, text).sentences
+    return E.encode(summarizer, text).sentences
 
 
 # --- edits -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("spec, edit", [
-    ("delete:3", C.Delete(2)), ("move:1:end", C.Move(0, "end")), ("move:4:start", C.Move(3, "start")),
-    ("move:2:5", C.Move(1, 4)), ("replace:2:New text: with a colon.", C.Replace(1, "New text: with a colon.")),
-    ("mask:1:Idowu", C.Mask(0, "Idowu")), ("swap:1:2", C.Swap(0, 1))])
+    ("delete:3", E.Delete(2)), ("move:1:end", E.Move(0, "end")), ("move:4:start", E.Move(3, "start")),
+    ("move:2:5", E.Move(1, 4)), ("replace:2:New text: with a colon.", E.Replace(1, "New text: with a colon.")),
+    ("mask:1:Idowu", E.Mask(0, "Idowu")), ("swap:1:2", E.Swap(0, 1))])
 def test_parse_edit_and_back(spec, edit):
-    assert C.parse_edit(spec) == edit and str(edit) == spec
+    assert E.parse_edit(spec) == edit and str(edit) == spec
 
 
 @pytest.mark.parametrize("spec", ["", "delete", "delete:", "delete:0", "delete:x", "delete:1:2", "move:1",
@@ -42,7 +48,7 @@ def test_parse_edit_and_back(spec, edit):
                                   "mask:1:", "swap:1", "swap:a:2", "swap:1:2:3", "frobnicate:1"])
 def test_parse_errors_name_the_edit_in_one_line(spec):
     with pytest.raises(ValueError) as e:
-        C.parse_edit(spec)
+        E.parse_edit(spec)
     assert repr(spec) in str(e.value) and "\n" not in str(e.value)
 
 
@@ -50,32 +56,32 @@ def test_parse_errors_name_the_edit_in_one_line(spec):
                                         ("move:2:10", "no sentence 10"), ("mask:2:zebra", "has no word 'zebra'")])
 def test_edits_past_the_document_are_refused(summarizer, spec, says):
     with pytest.raises(ValueError, match=says) as e:
-        C.apply_edits(SHORT, [spec], summarizer)
+        E.apply_edits(SHORT, [spec], summarizer)
     assert repr(spec) in str(e.value)
 
 
 def test_edits_give_the_edited_sentences(summarizer):
     a = sentences(summarizer, MID)
-    assert sentences(summarizer, C.apply_edits(MID, [], summarizer)) == a
-    assert sentences(summarizer, C.apply_edits(MID, ["move:1:end"], summarizer)) == a[1:] + a[:1]
-    assert sentences(summarizer, C.apply_edits(MID, ["move:13:start"], summarizer)) == a[-1:] + a[:-1]
-    assert sentences(summarizer, C.apply_edits(MID, ["move:2:4"], summarizer)) == a[:1] + a[2:4] + a[1:2] + a[4:]
-    assert sentences(summarizer, C.apply_edits(MID, ["swap:1:3"], summarizer)) == (a[2], a[1], a[0]) + a[3:]
-    assert sentences(summarizer, C.apply_edits(MID, ["delete:2"], summarizer)) == a[:1] + a[2:]
+    assert sentences(summarizer, E.apply_edits(MID, [], summarizer)) == a
+    assert sentences(summarizer, E.apply_edits(MID, ["move:1:end"], summarizer)) == a[1:] + a[:1]
+    assert sentences(summarizer, E.apply_edits(MID, ["move:13:start"], summarizer)) == a[-1:] + a[:-1]
+    assert sentences(summarizer, E.apply_edits(MID, ["move:2:4"], summarizer)) == a[:1] + a[2:4] + a[1:2] + a[4:]
+    assert sentences(summarizer, E.apply_edits(MID, ["swap:1:3"], summarizer)) == (a[2], a[1], a[0]) + a[3:]
+    assert sentences(summarizer, E.apply_edits(MID, ["delete:2"], summarizer)) == a[:1] + a[2:]
     new = "The athletics federation announced a new coaching programme on Monday."
-    assert sentences(summarizer, C.apply_edits(MID, [f"replace:3:{new}"], summarizer)) == a[:2] + (new,) + a[3:]
+    assert sentences(summarizer, E.apply_edits(MID, [f"replace:3:{new}"], summarizer)) == a[:2] + (new,) + a[3:]
     # one after the other: after deleting sentence 1, the old sentence 3 is sentence 2
-    assert sentences(summarizer, C.apply_edits(MID, ["delete:1", "delete:2"], summarizer)) == a[1:2] + a[3:]
+    assert sentences(summarizer, E.apply_edits(MID, ["delete:1", "delete:2"], summarizer)) == a[1:2] + a[3:]
     # a headline without a full stop moved into the body stays its own sentence (a line break ends it)
-    assert sentences(summarizer, C.apply_edits(MID, ["move:1:5"], summarizer))[4] == a[0]
+    assert sentences(summarizer, E.apply_edits(MID, ["move:1:5"], summarizer))[4] == a[0]
 
 
 def test_mask_changes_exactly_the_words_wordpieces(summarizer):
     """Every WordPiece of the word, and nothing else, becomes BERT's [MASK] token (one token:
     model/text.py's tokenizer alone would read the text "[MASK]" as three)."""
     assert summarizer.tokenizer.tokenize(["[MASK]"])[0] == ["[", "mask", "]"]
-    b = C.apply_edits(MID, ["mask:3:Idowu"], summarizer)
-    ea, eb = C.encode(summarizer, MID), C.encode(summarizer, b)
+    b = E.apply_edits(MID, ["mask:3:Idowu"], summarizer)
+    ea, eb = E.encode(summarizer, MID), E.encode(summarizer, b)
     assert len(ea.tokens) == len(eb.tokens) and ea.window_starts == eb.window_starts
     diff = [t for t, (x, y) in enumerate(zip(ea.tokens, eb.tokens)) if x != y]
     pieces = summarizer.tokenizer.tokenize(["Idowu"])[0]
@@ -92,25 +98,25 @@ def kinds(alignment):
 
 
 def test_alignment_follows_moved_sentences():
-    assert kinds(C.align(list("abcd"), list("bcda"))) == [(0, 3, "moved"), (1, 0, "kept"), (2, 1, "kept"), (3, 2, "kept")]
-    swapped = kinds(C.align(list("abcd"), list("cbad")))
+    assert kinds(AL.align(list("abcd"), list("bcda"))) == [(0, 3, "moved"), (1, 0, "kept"), (2, 1, "kept"), (3, 2, "kept")]
+    swapped = kinds(AL.align(list("abcd"), list("cbad")))
     assert sorted(k for *_, k in swapped) == ["kept", "kept", "moved", "moved"] and [(a, b) for a, b, _ in swapped] == \
         [(0, 2), (1, 1), (2, 0), (3, 3)]
 
 
 def test_alignment_marks_deleted_new_and_replaced():
-    assert kinds(C.align(list("abcd"), list("acd"))) == [(0, 0, "kept"), (1, None, "deleted"), (2, 1, "kept"), (3, 2, "kept")]
-    assert kinds(C.align(list("abc"), list("abxc"))) == [(0, 0, "kept"), (1, 1, "kept"), (None, 2, "new"), (2, 3, "kept")]
-    assert kinds(C.align(list("abc"), list("axc"))) == [(0, 0, "kept"), (1, 1, "replaced"), (2, 2, "kept")]
-    assert kinds(C.align(list("abc"), list("xbc"))) == [(0, 0, "replaced"), (1, 1, "kept"), (2, 2, "kept")]
-    assert kinds(C.align(list("abc"), list("abx"))) == [(0, 0, "kept"), (1, 1, "kept"), (2, 2, "replaced")]
+    assert kinds(AL.align(list("abcd"), list("acd"))) == [(0, 0, "kept"), (1, None, "deleted"), (2, 1, "kept"), (3, 2, "kept")]
+    assert kinds(AL.align(list("abc"), list("abxc"))) == [(0, 0, "kept"), (1, 1, "kept"), (None, 2, "new"), (2, 3, "kept")]
+    assert kinds(AL.align(list("abc"), list("axc"))) == [(0, 0, "kept"), (1, 1, "replaced"), (2, 2, "kept")]
+    assert kinds(AL.align(list("abc"), list("xbc"))) == [(0, 0, "replaced"), (1, 1, "kept"), (2, 2, "kept")]
+    assert kinds(AL.align(list("abc"), list("abx"))) == [(0, 0, "kept"), (1, 1, "kept"), (2, 2, "replaced")]
     # a replacement of two sentences: pairs in order, the extra one new
-    assert kinds(C.align(list("abc"), list("axyc"))) == [(0, 0, "kept"), (1, 1, "replaced"), (None, 2, "new"), (2, 3, "kept")]
+    assert kinds(AL.align(list("abc"), list("axyc"))) == [(0, 0, "kept"), (1, 1, "replaced"), (None, 2, "new"), (2, 3, "kept")]
 
 
 def test_alignment_matches_duplicates_in_order():
-    assert kinds(C.align(["x", "y", "x"], ["x", "x", "y"])) == [(0, 0, "kept"), (1, 2, "moved"), (2, 1, "kept")]
-    assert kinds(C.align(["x", "x"], ["x"])) == [(0, 0, "kept"), (1, None, "deleted")]
+    assert kinds(AL.align(["x", "y", "x"], ["x", "x", "y"])) == [(0, 0, "kept"), (1, 2, "moved"), (2, 1, "kept")]
+    assert kinds(AL.align(["x", "x"], ["x"])) == [(0, 0, "kept"), (1, None, "deleted")]
 
 
 # --- the comparison --------------------------------------------------------------------------
@@ -123,19 +129,19 @@ def test_identical_documents_change_nothing(summarizer, name):
     assert not c.entered and not c.left and c.summary_a.selected == c.summary_b.selected
     assert c.bert_change.shape == (6, 12) and c.inter_change.shape == (2, 8)
     assert not c.bert_change.any() and not c.inter_change.any()  # exactly zero
-    enc = C.encode(summarizer, EXAMPLES[name])
+    enc = E.encode(summarizer, EXAMPLES[name])
     assert c.aligned_tokens == len(enc.tokens) and c.aligned_parts == len(enc.input_sentences)
 
 
 def test_moving_an_unscored_sentence_changes_no_attention(summarizer):
     """Sentence 1 of SHORT is too short to be fed: moving it leaves the model's input as it was."""
-    c = C.compare(summarizer, SHORT, C.apply_edits(SHORT, ["move:1:end"], summarizer))
+    c = C.compare(summarizer, SHORT, E.apply_edits(SHORT, ["move:1:end"], summarizer))
     assert not c.bert_change.any() and not c.inter_change.any()
     assert c.alignment[0].kind == "moved" and c.delta[0] is None
 
 
 def test_moving_the_lead(summarizer):
-    b = C.apply_edits(MID, ["move:2:end"], summarizer)
+    b = E.apply_edits(MID, ["move:2:end"], summarizer)
     c = C.compare(summarizer, MID, b)
     row = next(r for r in c.alignment if r.a == 1)
     assert (row.b, row.kind) == (12, "moved")
@@ -153,7 +159,7 @@ def test_moving_the_lead(summarizer):
 
 def test_deleting_and_replacing(summarizer):
     new = "The athletics federation announced a new coaching programme on Monday."
-    c = C.compare(summarizer, MID, C.apply_edits(MID, ["delete:2", f"replace:3:{new}"], summarizer))
+    c = C.compare(summarizer, MID, E.apply_edits(MID, ["delete:2", f"replace:3:{new}"], summarizer))
     assert kinds(c.alignment)[:4] == [(0, 0, "kept"), (1, None, "deleted"), (2, 1, "kept"), (3, 2, "replaced")]
     assert c.scores_b[1] is None and c.delta[1] is None and c.status_b[1] is None
     if 1 in c.summary_a.selected:
@@ -187,8 +193,8 @@ def test_hooks_act_for_the_calling_thread_only_and_always_go(summarizer):
 @pytest.fixture(scope="module")
 def moved(summarizer):
     """SHORT with its lead (sentence 2) moved to the end, patched for that sentence, every head."""
-    b = C.apply_edits(SHORT, ["move:2:end"], summarizer)
-    return b, C.patch(summarizer, SHORT, b, 1)
+    b = E.apply_edits(SHORT, ["move:2:end"], summarizer)
+    return b, P.patch(summarizer, SHORT, b, 1)
 
 
 def test_patch_nothing_is_0_and_everything_is_1(moved):
@@ -211,9 +217,9 @@ def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
     """A BERT head, a BERT layer and a sentence-encoder head patched by a hook in the model's own
     forward (the whole window, every layer) give the batched, row-restricted scores."""
     b, p = moved
-    s = C.masking(summarizer)
-    ea, eb = C.encode(summarizer, SHORT), C.encode(summarizer, b)
-    A, B = C._states(s, ea, C._only_part(ea, 1, "A")), C._states(s, eb, C._only_part(eb, p.sentence_b, "B"))
+    s = E.masking(summarizer)
+    ea, eb = E.encode(summarizer, SHORT), E.encode(summarizer, b)
+    A, B = P._states(s, ea, P._only_part(ea, 1, "A")), P._states(s, eb, P._only_part(eb, p.sentence_b, "B"))
     dh, dh2 = 384 // 12, 384 // 8
     row = {(r.kind, r.layer, r.head): r.score for r in p.rows}
 
@@ -256,25 +262,25 @@ def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
 def test_patching_across_bert_windows(summarizer):
     """The lead of LONG sits in window 1 of A and, moved to the end, in window 2 of B; a sentence
     in window 2 of A is patched from its place there."""
-    b = C.apply_edits(LONG, ["move:1:end"], summarizer)
-    p = C.patch(summarizer, LONG, b, 0, bert_heads=False)
+    b = E.apply_edits(LONG, ["move:1:end"], summarizer)
+    p = P.patch(summarizer, LONG, b, 0, bert_heads=False)
     assert (p.window_a, p.window_b) == (0, 1) and p.sentence_b == 32
     row = {(r.kind, r.layer, r.head): r.fraction for r in p.rows}
     assert abs(row["none", None, None]) < 1e-4 and abs(row["all", None, None] - 1) < 1e-4
     assert all(np.isfinite(r.fraction) for r in p.rows) and not any(r.kind == "bert_head" for r in p.rows)
-    q = C.patch(summarizer, LONG, b, 29, bert_heads=False)
+    q = P.patch(summarizer, LONG, b, 29, bert_heads=False)
     assert q.window_a == 1 and q.sentence_b == 28
     assert abs(q.grid("none")[0]) < 1e-4 and abs(q.grid("all")[0] - 1) < 1e-4
 
 
 def test_patching_refuses_what_it_cannot_patch(summarizer):
-    b = C.apply_edits(SHORT, ["delete:3"], summarizer)
+    b = E.apply_edits(SHORT, ["delete:3"], summarizer)
     with pytest.raises(ValueError, match="sentence 3 of A is deleted in B"):
-        C.patch(summarizer, SHORT, b, 2)
+        P.patch(summarizer, SHORT, b, 2)
     with pytest.raises(ValueError, match="sentence 1 of A is not scored"):
-        C.patch(summarizer, SHORT, b, 0)
+        P.patch(summarizer, SHORT, b, 0)
     with pytest.raises(ValueError, match="no sentence 20"):
-        C.patch(summarizer, SHORT, b, 19)
+        P.patch(summarizer, SHORT, b, 19)
 
 
 # --- command line and figures ----------------------------------------------------------------

@@ -56,12 +56,14 @@ def test_the_guard_raises_where_cuda_raises_and_allows_what_cuda_allows():
 
 def entry_points(s, text):
     from analysis import compare as C
+    from analysis import edits as ED
+    from analysis import patching as P
     from analysis import explain as E
     from analysis import heads as Hd
     from analysis import mixing as M
     from analysis.corpus import summarize_one
 
-    b = C.apply_edits(text, [C.parse_edit("move:1:end")], s)
+    b = ED.apply_edits(text, [ED.parse_edit("move:1:end")], s)
     first = s.summarize(text).selected[0]
     last = len(s.encode(text, None).window_starts) - 1
     return {
@@ -73,7 +75,7 @@ def entry_points(s, text):
         "importance_gradient": lambda: Hd.importance_gradient(s, text)[0],
         "importance_ablation": lambda: Hd.importance_ablation(s, text).importance,
         "compare": lambda: C.compare(s, text, b).bert_change,
-        "patch": lambda: [r.fraction for r in C.patch(s, text, b, 1, bert_heads=False).rows],
+        "patch": lambda: [r.fraction for r in P.patch(s, text, b, 1, bert_heads=False).rows],
         "mixing": lambda: M.mixing(s, text, window=last).alti_input,
         "value_zeroing_bert": lambda: M.value_zeroing(s, text, 1)[0],
         "value_zeroing_inter": lambda: M.value_zeroing(s, text, "inter:1")[0],

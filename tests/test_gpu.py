@@ -98,7 +98,9 @@ def test_head_importance_gradient_and_ablation(base_gpu, presumm_model, mini_gpu
 
 def test_compare_and_patch(mini_gpu, mini_cpu):
     """What if: the comparison (the H100's crash) and activation patching, BERT heads included."""
-    from analysis.compare import apply_edits, compare, patch
+    from analysis.compare import compare
+    from analysis.edits import apply_edits
+    from analysis.patching import patch
 
     b = apply_edits(ARTICLE, ["move:1:end", "delete:3"], mini_cpu)
     ca, cb = compare(mini_cpu, ARTICLE, b), compare(mini_gpu, ARTICLE, b)

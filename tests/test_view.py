@@ -102,7 +102,7 @@ def page_samples(page: str) -> dict:
         out["batch_docs"] = [name]
         out["batch_doc"] = 0 if len(example_text(path)) < len(SHORT) else 1
     if page == "what_if":
-        from analysis.compare import sentences
+        from analysis.edits import sentences
 
         out["whatif_b"] = "\n".join(sentences(SHORT)[:-1])  # B: A without its last sentence
     if page == "corpus":

@@ -49,7 +49,8 @@ def test_an_edit_shows_both_summaries_scores_heads_and_patching(summarizer):
     moved = table[table["A #"] == "1"].iloc[0]
     assert moved["change"] == "moved" and moved["B #"] == str(len(table))   # the lead is now last
     assert not table.isna().any().any() and "None" not in table.to_numpy().astype(str)  # text, never "None"
-    from analysis.compare import apply_edits, compare
+    from analysis.compare import compare
+    from analysis.edits import apply_edits
 
     b = apply_edits(SHORT, ["move:1:end"], summarizer)
     expected = compare(summarizer, SHORT, b)
@@ -102,7 +103,7 @@ def test_a_link_carries_the_edits_and_names_a_bad_one(summarizer):
 def test_a_pasted_b_is_aligned_with_a(summarizer):
     at = what_if(summarize(new_app(), SHORT))
     at.segmented_control(key="whatif_source").set_value("Pasted text").run()
-    from analysis.compare import sentences
+    from analysis.edits import sentences
 
     kept = sentences(SHORT)
     at.text_area(key="whatif_b").set_value("\n".join(kept[:2] + kept[3:])).run()  # sentence 3 deleted

@@ -220,7 +220,7 @@ class Edits(Texts):
     parse are left out and named (``Partly``)."""
 
     def inn(self, x):
-        from analysis.compare import parse_edit
+        from analysis.edits import parse_edit
 
         edits, bad = [], []
         for e in super().inn(x):

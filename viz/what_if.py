@@ -1,4 +1,4 @@
-"""Figures of a What-if comparison (``analysis/compare.py``): how much each head's attention
+"""Figures of a What-if comparison (``analysis/compare.py``, ``analysis/alignment.py``): how much each head's attention
 changed between document A and its edited copy B, and activation patching's fraction of a
 sentence's score change restored, per BERT head (a layer × head map) and per component (bars).
 
@@ -61,7 +61,7 @@ def head_patching_map(fractions: np.ndarray, sentence: str = "") -> go.Figure:
 
 def component_bars(labels: np.ndarray, fractions: np.ndarray, kinds: np.ndarray, sentence: str = "") -> go.Figure:
     """One bar per component (``labels`` [N] text, ``fractions`` [N], ``kinds`` [N] the
-    ``analysis.compare.PATCH_KINDS`` key of each), coloured by group: position row, sentence
+    ``analysis.patching.PATCH_KINDS`` key of each), coloured by group: position row, sentence
     vector, BERT layers, encoder layers and heads."""
     labels, kinds = np.asarray(labels, dtype=object), np.asarray(kinds, dtype=object)
     fractions = np.asarray(fractions, dtype=np.float32)
