@@ -19,7 +19,7 @@ COMMANDS = {"explain": "why these sentences: statuses, position vs content, word
             "lens": "every sentence's score read after every layer (logit lens, tuned lens)",
             "route": "the route from words to one sentence's score (ALTI contributions, pruned)"}
 
-MODULES = {"lens": "layers"}  # a command whose module is named otherwise
+MODULES = {"lens": "layers", "mixing": "faithfulness"}  # a command whose module is named otherwise
 
 
 def load_model(args):

@@ -218,7 +218,7 @@ def occlusion(p: Prepared, baseline: list[torch.Tensor], w: X.Words,
 
 
 def _batch(p: Prepared) -> int:
-    from analysis.mixing import deleted_batch
+    from analysis.faithfulness import deleted_batch
 
     return deleted_batch(p.summarizer, max(len(x[0]) for x in p.x))
 

@@ -138,7 +138,7 @@ def summarize_one(summarizer, doc: dict, k: int, block: bool, stats: bool, impor
     rows = head_rows(doc["id"], parts)
     out = {"id": doc["id"], **summary.to_json(), "lead": list(lead(summary, k))}
     if faithfulness and summary.selected:
-        from analysis.mixing import faithfulness as scoreboard
+        from analysis.faithfulness import faithfulness as scoreboard
 
         best = max(summary.selected, key=lambda i: summary.scores[i])
         board = scoreboard(summarizer, doc["text"], best)

@@ -56,6 +56,7 @@ def rows(s: Summarizer, text: str) -> dict:
     from analysis import explain as E
     from analysis import heads as Hd
     from analysis import mixing as M
+    from analysis import faithfulness as FA
 
     L = s.model.bert.config.num_hidden_layers
     first = s.summarize(text).selected[0]
@@ -70,7 +71,7 @@ def rows(s: Summarizer, text: str) -> dict:
         "mixing": lambda: M.mixing(s, text),
         "value_zeroing_one": lambda: M.value_zeroing(s, text, L - 1),
         "value_zeroing_all": lambda: [M.value_zeroing(s, text, layer) for layer in range(L)],
-        "scoreboard": lambda: M.faithfulness(s, text, first),
+        "scoreboard": lambda: FA.faithfulness(s, text, first),
         "patching": lambda: P.patch(s, text, b, kept),
     }
 

@@ -26,6 +26,10 @@ from pathlib import Path
 import torch
 
 from analysis import mixing as M
+
+from analysis import decomposition as DC
+
+from analysis import faithfulness as FA
 from benchmarks.common import bert_base_fixture
 from benchmarks.model import document
 from model.summarizer import Summarizer
@@ -56,22 +60,22 @@ def steps(s: Summarizer, text: str) -> dict:
     def norms_all():
         with torch.inference_mode():
             for l in range(len(cap.alpha)):
-                M.norms(cap.alpha[l], M.bert_values(s, cap, l))
+                DC.norms(cap.alpha[l], M.bert_values(s, cap, l))
 
     def alti_all():
         with torch.inference_mode():
             c = None
             for l in range(len(cap.alpha)):
-                a = M.alti(M.bert_block(s, cap, l)[1])
+                a = DC.alti(M.bert_block(s, cap, l)[1])
                 c = a if c is None else a @ c
             for l in range(len(cap.inter_alpha)):
-                M.alti(M.inter_block(s, cap, l)[1])
+                DC.alti(M.inter_block(s, cap, l)[1])
 
     L = s.model.bert.config.num_hidden_layers
     return {"forward": lambda: s.summarize(text), "capture": lambda: M.capture(s, enc),
             "norms": norms_all, "alti": alti_all, "mixing": lambda: M.mixing(s, enc),
             "value_zeroing_last_layer": lambda: M.value_zeroing(s, enc, L - 1),
-            "scoreboard": lambda: M.faithfulness(s, enc, first, orders=10)}
+            "scoreboard": lambda: FA.faithfulness(s, enc, first, orders=10)}
 
 
 def peak_mb(spec: str, device: str, step: str) -> float:

@@ -297,6 +297,7 @@ if c2.button("Run the scoreboard", key="why_scoreboard_run", icon=":material/lea
     st.session_state[state.keep("why_board")] = True
 if st.session_state.get("why_board"):
     from analysis import mixing as M
+    from analysis import faithfulness as FA
 
     def board():
         bar = st.progress(0.0, "Deleting tokens and scoring again…")
@@ -306,18 +307,18 @@ if st.session_state.get("why_board"):
             heads = params.get("mask_heads", ())
             cap = M.capture(model, enc, M.sentence_window(model, enc, i, heads), heads)
             zeroed = None if vz_layer is None else M.value_zeroing(model, cap, vz_layer)[0]
-            return M.faithfulness(model, enc, i, params.get("mask_heads", ()), zeroed=zeroed, cap=cap,
+            return FA.faithfulness(model, enc, i, params.get("mask_heads", ()), zeroed=zeroed, cap=cap,
                                   progress=lambda d, t: bar.progress(d / t, f"{d} / {t} runs"))
 
     b = cached("scoreboard", params, board, i, vz_layer)
     st.info(b["verdict"], icon=":material/verified:")
-    rows = [{"sentences": M.SCOPES[scope].split(" (")[0], "method": b["names"][m],
+    rows = [{"sentences": FA.SCOPES[scope].split(" (")[0], "method": b["names"][m],
              "comprehensiveness ↑": round(v["aopc_comprehensiveness"], 3),
              "sufficiency ↓": round(v["aopc_sufficiency"], 3),
-             "comp. − suff. ↑": round(M.faithfulness_gap(v), 3)}
+             "comp. − suff. ↑": round(FA.faithfulness_gap(v), 3)}
             for scope, entry in b["scopes"].items() for m, v in entry.items()]
     a11y.dataframe(rows, "Which explanation to trust", hide_index=True, width="stretch")
-    spread = "; ".join(f"{M.SCOPES[scope].split(' (')[0]}: "
+    spread = "; ".join(f"{FA.SCOPES[scope].split(' (')[0]}: "
                        f"{e['random']['aopc_comprehensiveness_std'] + e['random']['aopc_sufficiency_std']:.3f}"
                        for scope, e in b["scopes"].items() if "random" in e)
     st.caption(f"Sentence {i + 1}, score {b['score']:.3f}; values are the mean over deleted fractions "

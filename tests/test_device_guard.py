@@ -61,6 +61,7 @@ def entry_points(s, text):
     from analysis import explain as E
     from analysis import heads as Hd
     from analysis import mixing as M
+    from analysis import faithfulness as FA
     from analysis.corpus import summarize_one
 
     b = ED.apply_edits(text, [ED.parse_edit("move:1:end")], s)
@@ -79,7 +80,7 @@ def entry_points(s, text):
         "mixing": lambda: M.mixing(s, text, window=last).alti_input,
         "value_zeroing_bert": lambda: M.value_zeroing(s, text, 1)[0],
         "value_zeroing_inter": lambda: M.value_zeroing(s, text, "inter:1")[0],
-        "scoreboard": lambda: M.faithfulness(s, text, first, fractions=(0.2,), orders=2)["scopes"]["all"]["random"],
+        "scoreboard": lambda: FA.faithfulness(s, text, first, fractions=(0.2,), orders=2)["scopes"]["all"]["random"],
         "corpus_worker": lambda: summarize_one(s, {"id": "x", "text": text}, 3, True, True, True)[0]["scores"],
     }
 

@@ -138,7 +138,7 @@ def test_mixing_alti_and_value_zeroing(base_gpu, presumm_model, mini_gpu, mini_c
 
 
 def test_scoreboard(base_gpu, presumm_model, mini_gpu, mini_cpu):
-    from analysis.mixing import faithfulness
+    from analysis.faithfulness import faithfulness
 
     for cpu, gpu in ((presumm_model, base_gpu), (mini_cpu, mini_gpu)):
         first = cpu.summarize(SHORT).selected[0]

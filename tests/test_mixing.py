@@ -11,6 +11,10 @@ import torch
 import torch.nn.functional as F
 
 from analysis import mixing as M
+
+from analysis import decomposition as DC
+
+from analysis import faithfulness as FA
 from model.inter_encoder import InterEncoderConfig
 from model.summarizer import Summarizer
 from helpers import DOC, tiny_backbone
@@ -208,7 +212,7 @@ def test_chunked_equals_unchunked(tiny):
     enc = tiny.encode(DOC, None)
     cap = M.capture(tiny, enc)
     _, block = M.bert_block(tiny, cap, 0)
-    whole, rows = M.alti(block, chunk_bytes=1 << 40), M.alti(block, chunk_bytes=1)
+    whole, rows = DC.alti(block, chunk_bytes=1 << 40), DC.alti(block, chunk_bytes=1)
     assert torch.allclose(whole, rows, atol=1e-6)
 
 
@@ -220,7 +224,7 @@ def test_deleting_by_alti_beats_random(summarizer):
 
     text = (Path(__file__).resolve().parents[1] / "examples" / "bbc_call_centres.txt").read_text()
     s = summarizer.summarize(text)
-    board = M.faithfulness(summarizer, text, s.selected[0], orders=10, fractions=(0.2, 0.4))
+    board = FA.faithfulness(summarizer, text, s.selected[0], orders=10, fractions=(0.2, 0.4))
     allt = board["scopes"]["all"]
     assert allt["alti"]["aopc_comprehensiveness"] > allt["random"]["aopc_comprehensiveness"] + \
         2 * allt["random"]["aopc_comprehensiveness_std"]
@@ -230,14 +234,14 @@ def test_deleting_by_alti_beats_random(summarizer):
     # one cell by hand: the text with ALTI's top 20% content tokens gone, scored again
     enc = summarizer.encode(text, summarizer.max_windows)
     cap = M.capture(summarizer, enc)
-    imp = M.importances(summarizer, cap, M.mixing(summarizer, cap), s.selected[0])
+    imp = FA.importances(summarizer, cap, M.mixing(summarizer, cap), s.selected[0])
     a, b = enc.window(0)
     content = np.flatnonzero([t not in ("[CLS]", "[SEP]") for t in enc.tokens[a:b]])
     top = content[np.argsort(-imp["alti"][content], kind="stable")][:round(0.2 * len(content))]
     keep = np.ones(b - a, dtype=bool)
     keep[top] = False
     part = list(enc.input_sentences).index(s.selected[0])
-    direct = M.deleted_scores(summarizer, cap, part, keep[None])[0]
+    direct = FA.deleted_scores(summarizer, cap, part, keep[None])[0]
     assert abs((board["score"] - direct) - allt["alti"]["comprehensiveness"][0]) < 1e-5
 
 
