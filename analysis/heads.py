@@ -31,6 +31,7 @@ import torch
 
 from analysis.device import batch_bytes
 from model.bert import extended_mask
+from model.heads import Head
 from model.load import EMBEDDED_BACKBONE
 from model.summarizer import Encoded, Summarizer, best_part, pool_sentences
 
@@ -41,8 +42,8 @@ UNTRAINED_NOTE = ("The sentence scorer is untrained (random): how much a head ma
 
 
 def head_label(part: str, layer: int, head: int) -> str:
-    """("bert", 4, 2) → "BERT 5.3" (1-based, as the app shows heads)."""
-    return f"{PART_NAMES[part]} {layer + 1}.{head + 1}"
+    """("bert", 4, 2) → "BERT 5.3" (1-based, as the app shows heads: ``model.heads.Head.label``)."""
+    return Head(part, layer, head).label
 
 
 def is_punctuation(token: str) -> bool:

@@ -3,8 +3,9 @@ analysis/heads.py computes them). No torch: the app's registry of controls (ui.v
 files offer them as options without loading the model."""
 from __future__ import annotations
 
+from model.heads import PART_NAMES  # noqa: F401  (the pages read it here)
+
 PARTS = ("bert", "inter")
-PART_NAMES = {"bert": "BERT", "inter": "Sentence encoder"}
 BERT_STATS = {  # name → what it measures (table column / map title)
     "cls": "attention to [CLS] (every sentence's)",
     "first_cls": "attention to the first [CLS]",

@@ -19,17 +19,12 @@ def read_text(path: str) -> str:
 
 def parse_heads(spec: str) -> tuple[tuple[str, int, int], ...]:
     """``bert:5.3,inter:1.2`` (1-based, as the app shows them) → (("bert", 4, 2), ("inter", 0, 1))."""
-    out = []
-    for item in filter(None, (x.strip() for x in spec.split(","))):
-        try:
-            part, lh = item.split(":")
-            layer, head = (int(x) for x in lh.split("."))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{item!r}: expected PART:LAYER.HEAD, e.g. bert:5.3 or inter:1.2")
-        if part not in ("bert", "inter") or layer < 1 or head < 1:
-            raise argparse.ArgumentTypeError(f"{item!r}: PART is bert or inter, LAYER and HEAD start at 1")
-        out.append((part, layer - 1, head - 1))
-    return tuple(out)
+    from .heads import Head
+
+    try:
+        return tuple(Head.parse(item) for item in filter(None, (x.strip() for x in spec.split(","))))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def jsonl_text(doc) -> str:

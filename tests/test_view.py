@@ -58,7 +58,7 @@ def test_each_control_round_trips_through_every_codec(key):
 def test_numbers_are_one_based_outside_and_bad_values_are_one_sentence():
     assert V.to_query({"doc": "d", "k": 3, "tb": False, "win": 1, "pickers": {"bert_layer": 0, "bert_head": None}}) \
         == {"doc": "d", "k": "3", "tb": "0", "win": "2", "layer": "1", "head": "mean"}
-    assert V.to_toml({"learn_layer": 0, "heads_off": [("bert", 4, 2)]}) == {"learn_layer": 1, "heads_off": ["bert:5:3"]}
+    assert V.to_toml({"learn_layer": 0, "heads_off": [("bert", 4, 2)]}) == {"learn_layer": 1, "heads_off": ["bert:5.3"]}
     pickers, problems = V.from_query({"layer": "0", "head": "x", "view": "Nope", "bert_range": "5-2",
                                       "heads_off": "bert:0:1", "edits": "[1]", "unknown": "1", "causal": "2"})
     assert pickers == {} and len(problems) == 7, problems
@@ -226,3 +226,20 @@ def test_links_open_what_they_name(summarizer):
     assert lesson.session_state["document"] and charts(lesson) is not None
     bad = fresh({"lesson": "no_such_lesson"})
     assert any("not a lesson of this server" in w.value for w in bad.warning)
+
+
+def test_a_head_is_written_one_way_and_read_in_both():
+    """Issue 69: one Head, one parse and one label; the links made before ("bert:5:3") still open."""
+    from analysis.heads import head_label
+    from model.__main__ import parse_heads
+    from model.heads import Head
+
+    h = Head.parse("bert:5.3")
+    assert h == ("bert", 4, 2) == Head.parse("bert:5:3") and h.spec == "bert:5.3" and h.label == "BERT 5.3"
+    assert head_label("inter", 0, 1) == Head("inter", 0, 1).label == "Sentence encoder 1.2"
+    assert parse_heads("bert:5.3, inter:1.2") == (("bert", 4, 2), ("inter", 0, 1))
+    assert V.CONTROLS["heads_off"].kind.url([h, ("inter", 0, 1)]) == "bert:5.3,inter:1.2"
+    assert V.CONTROLS["heads_off"].kind.from_url("bert:5:3,inter:1.2") == [h, ("inter", 0, 1)]
+    for bad in ("bert:0.1", "gpt:1.1", "bert:1", "bert:1.1.1", 5):
+        with pytest.raises(ValueError):
+            Head.parse(bad)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from model.heads import Head
+
 PARTS = ("bert", "inter")
 
 
@@ -127,22 +129,22 @@ class Span(Kind):
 
 
 class Heads(Kind):
-    """Heads as (part, layer, head), 0-based inside; "bert:5:3" outside (1-based). ``one``: a
-    single head, else a list of them."""
+    """Heads as (part, layer, head), 0-based inside; "bert:5.3" outside (1-based, ``model.heads.Head``;
+    "bert:5:3", the form before, is read too). ``one``: a single head, else a list of them."""
 
     def __init__(self, one: bool = False):
         self.one = one
 
     @staticmethod
     def _out(h) -> str:
-        return f"{h[0]}:{h[1] + 1}:{h[2] + 1}"
+        return Head(*h).spec
 
     @staticmethod
     def _inn(x) -> tuple:
-        m = re.fullmatch(r"(bert|inter):(\d{1,4}):(\d{1,4})", x) if isinstance(x, str) else None
-        if not m or int(m[2]) < 1 or int(m[3]) < 1:
-            raise Bad("is not a head such as bert:5:3 (encoder, layer, head; numbers from 1)")
-        return (m[1], int(m[2]) - 1, int(m[3]) - 1)
+        try:
+            return Head.parse(x)
+        except ValueError:
+            raise Bad("is not a head such as bert:5.3 (encoder, layer and head; numbers from 1)") from None
 
     def out(self, v):
         return self._out(v) if self.one else [self._out(h) for h in v]
@@ -154,7 +156,7 @@ class Heads(Kind):
         if self.one:
             return self._inn(x)
         if not isinstance(x, list) or len(x) > 200:
-            raise Bad("is not a list of heads such as bert:5:3")
+            raise Bad("is not a list of heads such as bert:5.3")
         return [self._inn(h) for h in x]
 
     def from_url(self, s: str):
