@@ -245,12 +245,13 @@ def _scored(p: Prepared, masks: list[np.ndarray], baseline: list[torch.Tensor],
 
 def attribute(summarizer: Summarizer, text: str, i: int, j: int | None = None, method: str = "grad-input",
               baseline: str = "auto", steps: int = STEPS, mask_heads=(),
-              progress: Callable[[int, int], None] | None = None) -> dict:
+              progress: Callable[[int, int], None] | None = None, tolerance: float = TOLERANCE) -> dict:
     """Every word's attribution to sentence ``i``'s score (0-based), or with ``j`` to the gap
     score_i − score_j, by ``method`` (``METHODS``). JSON-ready: ``words`` [{start, end, word,
     weight}], ``gap`` F(x), ``sum`` of the words' weights, and for Integrated Gradients and
     occlusion the ``baseline``, its ``baseline_gap`` F(x') (and every candidate's, ``baselines``);
-    for Integrated Gradients ``delta`` = sum − (gap − baseline_gap), the convergence delta."""
+    for Integrated Gradients ``delta`` = sum − (gap − baseline_gap), the convergence delta (the points
+    are doubled while it is over ``tolerance`` × the gap it explains)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r} ({', '.join(METHODS)})")
     if j is not None and j == i:
@@ -275,7 +276,7 @@ def attribute(summarizer: Summarizer, text: str, i: int, j: int | None = None, m
             while True:  # more points until the words account for the gap (Captum's advice on a large delta)
                 weights = X.word_weights(w, integrated_gradients(p, base, steps, progress)).astype(np.float64)
                 moved = gap - gaps[name]
-                if abs(weights.sum() - moved) <= TOLERANCE * abs(moved) or steps * 2 > MAX_STEPS:
+                if abs(weights.sum() - moved) <= tolerance * abs(moved) or steps * 2 > MAX_STEPS:
                     break
                 steps *= 2
             out["steps"] = steps

@@ -63,6 +63,9 @@ def entry_points(s, text):
     from analysis import mixing as M
     from analysis import faithfulness as FA
     from analysis.corpus import summarize_one
+    from analysis import attribution as A
+    from analysis.layers import layer_scores
+    from analysis.route import sentence_route
 
     b = ED.apply_edits(text, [ED.parse_edit("move:1:end")], s)
     first = s.summarize(text).selected[0]
@@ -82,6 +85,13 @@ def entry_points(s, text):
         "value_zeroing_inter": lambda: M.value_zeroing(s, text, "inter:1")[0],
         "scoreboard": lambda: FA.faithfulness(s, text, first, fractions=(0.2,), orders=2)["scopes"]["all"]["random"],
         "corpus_worker": lambda: summarize_one(s, {"id": "x", "text": text}, 3, True, True, True)[0]["scores"],
+        "integrated_gradients": lambda: [w["weight"] for w in A.attribute(s, text, first, None, "integrated-gradients",
+                                                                          steps=4, tolerance=1.0)["words"]],
+        "occlusion": lambda: [w["weight"] for w in A.attribute(s, text, first, None, "occlusion")["words"]],
+        "curves": lambda: A.curves(s, text, first, {}, fractions=(0.2,), orders=1)["methods"]["random"],
+        "lens": lambda: layer_scores(s, text)["bert_tuned"],
+        "route": lambda: sorted(sentence_route(s, text, first, 0.5)[0].nodes.values()),
+        "run_with_cache": lambda: s.run_with_cache(text, pattern=r"inter\..*")[1].stack("resid_post", "inter"),
     }
 
 
