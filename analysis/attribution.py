@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from analysis import explain as X
-from model.hooks import intervene
+from model.hooks import intervene, record
 from model.summarizer import CONTROL, Encoded, Summarizer, best_part
 
 METHODS = {"grad-input": "gradient × input with Ali et al. (2022)'s conservative rules",
@@ -125,11 +125,10 @@ def prepare(summarizer: Summarizer, text: str, i: int, j: int | None = None, mas
         vecs = []
         for w in range(len(enc.window_starts)):
             inp = summarizer.window_inputs(enc, *enc.window(w))
-            got = []
-            with intervene(summarizer.model, {"bert.embed.word": lambda value, m, a: got.append(value.detach())}):
+            with record(summarizer.model, ["bert.embed.word"]) as got:
                 vecs.append(summarizer.model.sentence_vectors(**inp, head_mask=bert_gates))
             inputs.append(inp)
-            xs.append(got[0].float())
+            xs.append(got["bert.embed.word"][0].float())
         vecs = torch.cat(vecs, 1).float()
         scores = summarizer.score_vectors(vecs, inter_gates)[0].float()
     n = len(enc.sentences)
@@ -212,8 +211,7 @@ def occlusion(p: Prepared, baseline: list[torch.Tensor], w: X.Words,
     out = np.zeros(len(w.spans), dtype=np.float32)
     base = float(p.target(p.scores[None])[0])
     rows = [w.token_word == word for word in fed]  # [T] each
-    for n, f in zip(range(0, len(rows), _batch(p)), _scored(p, rows, baseline, progress)):
-        out[fed[n:n + len(f)]] = base - f
+    out[fed] = base - np.concatenate(list(_scored(p, rows, baseline, progress)))
     return out
 
 

@@ -21,33 +21,44 @@ from benchmarks.common import Postgres, pg_bin, write_json
 TARGETS = {"answers_counted_s": 2.0, "first_call_down_s": 5.0, "next_call_down_s": 0.1}
 
 
-def thirty_answers(where) -> float:
-    """Seconds from 30 threads answering at once until the count has all of them."""
+def answers_at_once(where, n: int = 30, deadline_s: float = 60.0) -> tuple[float, str, str]:
+    """n students, each on its own connection (as n sessions on several processes), sit, then answer
+    in the same instant (student k: [k % 6, k % 12]) → (seconds from the start until the teacher's
+    count has all n, the class's code, the step). A student's failure (a refused answer too) is
+    raised; a count that never arrives, after ``deadline_s`` (tests/test_answers.py uses it as well)."""
     from ui.classroom import answers as A
     from ui.classroom import store as C
     from ui.store import Store
 
     store = Store(where)
     code = C.start(store, {}, leader="teacher")
-    step = A.step_id({"lesson": "l", "step": 1})
-    go = threading.Barrier(30)
+    step = A.step_id({"lesson": "l", "step": 2})
+    go, errors = threading.Barrier(n, timeout=deadline_s), []
 
-    def student(n):
+    def student(k):
         s = Store(where)
-        seat = f"{n:032x}"
-        A.sit(s, code, seat)
-        go.wait()
-        A.give(s, code, step, seat, [n % 6], None)
+        try:
+            seat = f"{k:032x}"
+            A.sit(s, code, seat)
+            go.wait()
+            if not A.give(s, code, step, seat, [k % 6, k % 12], None):
+                raise RuntimeError(f"student {k}'s answer was refused")
+        except Exception as e:  # noqa: BLE001  raised below, in the caller's thread
+            errors.append(e)
 
-    threads = [threading.Thread(target=student, args=(n,)) for n in range(30)]
+    threads = [threading.Thread(target=student, args=(k,)) for k in range(n)]
     for t in threads:
         t.start()
     t0 = time.perf_counter()
     for t in threads:
         t.join()
-    while A.count(store, code, step) < 30:
+    while not errors and A.count(store, code, step) < n:
+        if time.perf_counter() - t0 > deadline_s:
+            raise TimeoutError(f"{A.count(store, code, step)} of {n} answers counted after {deadline_s:g} s")
         time.sleep(0.01)
-    return time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - t0, code, step
 
 
 def main(argv=None) -> dict:
@@ -58,13 +69,13 @@ def main(argv=None) -> dict:
 
     result = {"answers_counted_s": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        result["answers_counted_s"]["sqlite"] = round(thirty_answers(Path(tmp) / "store.sqlite3"), 3)
+        result["answers_counted_s"]["sqlite"] = round(answers_at_once(Path(tmp) / "store.sqlite3")[0], 3)
     if pg_bin() is not None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         with Postgres(port=port) as db:
-            result["answers_counted_s"]["postgresql"] = round(thirty_answers(db.url), 3)
+            result["answers_counted_s"]["postgresql"] = round(answers_at_once(db.url)[0], 3)
             store = Store(db.url)
             store.put("id:bench", "kept")
             db.stop()
