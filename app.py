@@ -20,7 +20,7 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
-from ui import a11y, classroom, figures, link, present, state, story, wire  # noqa: E402
+from ui import a11y, arrival, classroom, figures, link, present, state, story, wire  # noqa: E402
 from ui.classroom import homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
@@ -73,7 +73,7 @@ def document_edited():
 st.session_state.pop(state.STORE_DOWN, None)  # also what a fragment's failed call left (it said so in place)
 store_down = st.empty()  # filled at the end of the run if the shared store could not be reached
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
-from_link = shared(link.restore, EXAMPLES, document_store())  # a shared link: its document and settings
+shared(link.restore, EXAMPLES, document_store(), pg.url_path)  # a shared link: its view (ui.arrival takes it)
 classroom.teacher_from_url()  # ?teacher=TOKEN: the teacher link scripts/serve.py printed
 shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
 shared(classroom.resume_from_cookie, document_store())  # this browser led a class: it leads it again (F5, a tab)
@@ -87,7 +87,8 @@ if st.session_state.get(present.PRESENTER):  # the presenter view of a story (an
 
     presenter.presenter(document_store())
     st.stop()
-shared(classroom.catch_up, document_store(), pg)  # a lesson step's or the class teacher's view, before any widget
+shared(classroom.catch_up, document_store())  # the class teacher's view, when it moved
+arrival.apply(pg)  # the view a link, a story, a slide, a class or a lesson step opened: before any widget
 shared(homework.left_the_step, document_store(), pg)  # homework: another page makes an open answer final
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
@@ -157,7 +158,7 @@ inputs = dict(text=st.session_state.get("document") or "", k=int(k), block_trigr
               weights=weights, device=device)
 if state.interrupted() and not presenting:
     st.warning("The last Summarize did not finish (the page changed while it ran): click **Summarize** again.")
-if clicked or from_link or state.take_summarize_request():
+if clicked or state.take_summarize_request():
     try:
         with state.running(), st.spinner("Running BERT and the sentence encoder…"):
             run_trace(**inputs)

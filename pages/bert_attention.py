@@ -29,7 +29,7 @@ if trace.summary.too_short:  # not fed to BERT: say why they are not in the maps
                + (f" and {len(short) - 5} more" if len(short) > 5 else "")
                + f", under 5 words: BertSumExt does not feed {'them' if len(short) > 1 else 'it'} to BERT.")
 
-st.session_state.setdefault("bert_view", "One head")  # not default=: a link, lesson or class may set it
+st.session_state.setdefault("bert_view", view.default("bert_view"))  # not default=: a link, lesson or class may set it
 shown = st.segmented_control("View", BERT_VIEWS, key=keep("bert_view"), required=True,
                              help="Rollout: attention multiplied up the layers (Abnar & Zuidema 2020).") or "One head"
 c = st.columns([1, 1, 1, 1])
@@ -72,7 +72,7 @@ SHOW_HELP = ("What the model looked at vs what it used. Attention: the softmax w
              "Value zeroing: how far each token's output moves when token j's values are zeroed (Mohebbi et al. "
              "2023), one layer on request.")
 if shown == "One head":
-    st.session_state.setdefault("bert_show", "attention")
+    st.session_state.setdefault("bert_show", view.default("bert_show"))
     show = st.segmented_control("Show", BERT_SHOW,
                                 key=keep("bert_show"), required=True, help=SHOW_HELP) or "attention"
     opts = dict(hide_special=hide, sentence_range=rng, colorscale=colorscale, scale=scale)

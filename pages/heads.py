@@ -42,7 +42,7 @@ st.caption(f"{L} × {H} BERT heads and {L2} × {H2} sentence-encoder heads: what
 if window_caption(trace):
     st.caption(window_caption(trace) + " BERT statistics are of this window; importance is over the whole document.")
 untrained = trace.summary.weights == "untrained"
-st.session_state.setdefault("heads_view", VIEWS[0])  # not default=: the kept value is written back every run
+st.session_state.setdefault("heads_view", V.default("heads_view"))  # not default=: the kept value is written back every run
 view = st.segmented_control("View", VIEWS, key=keep("heads_view"), required=True) or VIEWS[0]
 
 stats = head_stats(params, trace)

@@ -7,7 +7,7 @@ from ui.figures import figure, plot
 from ui.runs import row_shares, run_mixing, with_maps
 from ui.widgets import COLORSCALES, layer_head_pickers, need_trace
 from ui.state import keep
-from ui.view import INTER_SHOW
+from ui.view import INTER_SHOW, default
 from viz.inter import inter_heatmap
 
 trace = need_trace()
@@ -17,7 +17,7 @@ source = "mean of each sentence's tokens" if trace.summary.pooling == "mean" els
 st.caption(f"The {S} sentence vectors ({source} of BERT's top layer + sinusoidal position) pass through {L2} "
            f"Transformer layers with {H2} heads each, then a sigmoid gives each sentence its score. "
            "★ = selected for the summary.")
-st.session_state.setdefault("inter_show", "attention")  # not default=: a lesson or class may set it
+st.session_state.setdefault("inter_show", default("inter_show"))  # not default=: a lesson or class may set it
 show = st.segmented_control(
     "Show", INTER_SHOW, key=keep("inter_show"), required=True,
     help="Attention: the softmax weights. Norm-weighted: ‖α f(x_j)‖, what sentence j actually adds through the head "

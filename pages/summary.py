@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.explain import selection
-from ui import a11y, state
+from ui import a11y, state, view
 from ui.classroom import choice_hidden
 from ui.figures import plot, shared_figure
 from ui.resources import get_model
@@ -88,7 +88,7 @@ if not reference:
                "comes from. The shipped examples bring theirs.")
 else:
     from analysis.quality import in_words, quality
-    from ui.runs import cached, sha
+    from ui.runs import cached, sha, trace_key
     from viz.quality import alignment_html, mark, overlap_chart
 
     try:
@@ -112,7 +112,10 @@ else:
         plot(shared_figure(trace, ("quality", sha(reference)), lambda: overlap_chart(
             list(s.sentences), q.overlap, q.systems["model"], q.systems["oracle"])), key="quality_overlap")
         st.subheader("Where each reference sentence comes from")
-        r = st.selectbox("Reference sentence", range(len(q.reference)), key="quality_ref",
+        view.fresh(st.session_state, "quality_ref", (trace_key(trace), sha(reference)))  # a sentence of this reference
+        if not 0 <= (st.session_state.get("quality_ref") or 0) < len(q.reference):
+            st.session_state.pop("quality_ref", None)
+        r = st.selectbox("Reference sentence", range(len(q.reference)), key=state.keep("quality_ref"),
                          format_func=lambda j: f"{j + 1}. {preview(q.reference[j], 80)}",
                          help="The document sentences it draws on: those that add the most of its two-word phrases.")
         drawn = q.alignment[r]

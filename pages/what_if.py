@@ -25,6 +25,7 @@ from ui.runs import cached, peek, sha
 from ui.widgets import examples, need_trace, result_caption, window_caption
 from ui.export import frame_csv
 from ui.state import keep
+from ui.view import EDIT_KINDS, default
 from viz import what_if as VW
 from viz.common import markdown_text, preview
 
@@ -80,7 +81,7 @@ def add_edit(text_b: str, pick_key: str, with_key: str) -> None:
 
 
 edits = list(st.session_state.get(EDITS, []))
-st.session_state.setdefault("whatif_source", "Edits")  # shown selected from the start
+st.session_state.setdefault("whatif_source", default("whatif_source"))  # shown selected from the start
 source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source"), required=True) or "Edits"
 if source == "Edits":
     text_b, problem = edited(edits)
@@ -90,7 +91,7 @@ if source == "Edits":
     pick_key, with_key = f"whatif_sentence_{sha(text_b)[:12]}", f"whatif_with_{sha(text_b)[:12]}"
     st.session_state.setdefault(pick_key, min(st.session_state.get("whatif_last", 0), len(b_sents) - 1))
     c = st.columns([2, 3, 3, 1], vertical_alignment="bottom")
-    kind = c[0].selectbox("Edit", list(KINDS), format_func=KINDS.get, key=keep("whatif_kind"))
+    kind = c[0].selectbox("Edit", EDIT_KINDS, format_func=KINDS.get, key=keep("whatif_kind"))
     i = c[1].selectbox("Sentence", range(len(b_sents)), format_func=numbered, key=pick_key)
     st.session_state["whatif_last"] = i
     if kind == "move":
@@ -213,7 +214,7 @@ else:
                                format_func=lambda a: f"A {a + 1} → B {by_a[a][1].b + 1} "
                                                      f"(Δ {cmp.delta[by_a[a][0]]:+.3f}): {preview(sa.sentences[a], 60)}",
                                help="Largest score change first.")]
-    st.session_state.setdefault("whatif_heads", True)
+    st.session_state.setdefault("whatif_heads", default("whatif_heads"))
     heads_too = st.checkbox(f"Also every BERT head ({L * H} more runs of one window)", key=keep("whatif_heads"))
     patch_of = (sha(text_b), row.a, heads_too)  # besides the document and its settings
     patching = peek("whatif_patch", params, *patch_of)  # run by anyone on this server: shown at once

@@ -149,7 +149,7 @@ if st.session_state.get("why_sentence") not in scored:
 i = st.selectbox("Sentence", scored, key=state.keep("why_sentence"), on_change=st.session_state.pop,
                  args=("why_board", None),
                  format_func=lambda j: f"{j + 1}{' ★' if j in ex['selected'] else ''}: {preview(ex['sentences'][j], 70)}")
-st.session_state.setdefault("why_method", "grad-input")
+st.session_state.setdefault("why_method", view.default("why_method"))
 method = st.segmented_control("Method", view.WORD_METHODS, key=state.keep("why_method"), format_func=METHODS.get,
                               help="Gradient × input: one backward pass, not complete. Integrated Gradients: the "
                                    "words add up to the score's change from a baseline (about 2 s a window). "
@@ -347,7 +347,7 @@ else:
     c1, c2 = st.columns([3, 2])
     r_i = c1.selectbox("Sentence", list(here), key=state.keep("why_route"), format_func=label,
                        help="Sentences of the BERT window shown (sidebar: BERT window).")
-    st.session_state.setdefault("why_route_min", 0.3)  # about a hundred nodes on a news article
+    st.session_state.setdefault("why_route_min", view.default("why_route_min"))  # about a hundred nodes on a news article
     r_min = c2.slider("Keep contributions of at least (× the strongest of each stage)", 0.01, 0.9, step=0.01,
                       key=state.keep("why_route_min"), format="%.2f",
                       help="An edge's flow: its share of the node above times that node's share of the score; kept when "

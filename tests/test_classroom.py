@@ -14,7 +14,8 @@ from viz.common import markdown_text
 from ui import classroom as C
 from ui.classroom import session as S
 from ui.store import Store
-from ui.tour import lessons, script_of
+from ui.arrival import script_of
+from ui.tour import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 

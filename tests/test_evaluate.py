@@ -164,8 +164,8 @@ def test_cache_resumes_after_an_interruption_and_when_n_grows(tmp_path, monkeypa
 
 
 @needs_data
-@pytest.mark.parametrize("recipe", [[], ["--layer", "0", "--forward-batch", "2"]],
-                         ids=["cached_one_per_forward", "every_layer_batched_by_length"])
+@pytest.mark.parametrize("recipe", [[], pytest.param(["--layer", "0", "--forward-batch", "2"], marks=pytest.mark.slow)],
+                         ids=["cached_one_per_forward", "every_layer_batched_by_length"])  # (the second: 49 s here)
 def test_killed_and_resumed_training_equals_an_uninterrupted_run(tmp_path, monkeypatch, tiny_cache, recipe):
     """Killed while writing state.pt after step 6 (its log line is written, the state file
     is half-written): the resume starts from step 4's state.pt, drops step 6's log line, redoes

@@ -134,10 +134,10 @@ def test_deeply_nested_lesson_files_and_links_are_one_sentence_not_a_crash():
 
     deep = 'title = "x"\ndocument = "bbc_insurance_bosses"\nk = ' + "[" * 5000 + "]" * 5000 + "\n"
     assert problems(deep) == [(0, "it is nested too deeply to be a lesson")]
-    from ui.view import from_query
+    from ui.view import View
 
-    pickers, said = from_query({"edits": "[" * 100_000 + "]" * 100_000})
-    assert pickers == {} and len(said) == 1
+    view, said = View.from_query({"edits": "[" * 100_000 + "]" * 100_000})
+    assert view.pickers == {} and len(said) == 1
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def test_every_kept_control_of_every_page_is_in_the_registry():
                     and node.args and isinstance(node.args[0], ast.Constant):
                 found.setdefault(page, set()).add(node.args[0].value)
     for page, keys in found.items():  # (the Heads page also opens a head on the BERT page: that page's controls)
-        assert keys - set(V.NOT_VIEW) <= set(V.CONTROLS), (page, keys - set(V.CONTROLS))
+        assert keys <= set(V.CONTROLS), (page, keys - set(V.CONTROLS))
     pages = {"" if p.stem == "summary" else p.stem for p in (ROOT / "pages").glob("*.py")}
     assert set(V.PAGES) == pages  # a page of the registry is a page of the app, and every page has its entry
 
@@ -42,36 +42,50 @@ def test_each_control_round_trips_through_every_codec(key):
     value = samples().get(key)
     if value is None:
         pytest.skip("no sample: set by the app test")
-    view = {"page": "x", "doc": "d", "k": 3, "tb": True, "w": "w", "win": 0, "pickers": {key: value}}
+    view = V.View("why", "d", 3, True, "w", 0, None, {key: value})
     documents = {}
 
     def put(text):  # (the document store's part: ui.link.kept_id)
         documents["id:b"] = text
         return "id:b"
 
-    assert V.from_query(V.to_query(view, put), documents.get) == ({key: value}, [])  # a link
-    assert V.from_toml(V.to_toml({key: value})) == ({key: value}, [])         # a lesson file
-    stored = json.loads(json.dumps(view))                                      # the store: JSON, lists for tuples
-    assert V.from_store(stored)[0]["pickers"] == {key: value}
+    assert V.View.from_query(view.to_query(put), "why", documents.get) == (view, [])  # a link
+    assert V.from_toml(V.to_toml({key: value})) == ({key: value}, [])                 # a lesson file
+    stored = json.loads(json.dumps(view.to_store()))                                   # the store: JSON, lists for tuples
+    assert V.View.from_store(stored) == (view, [])
+
+
+@pytest.mark.parametrize("key", [c.key for c in V.HEADER])
+def test_each_header_field_round_trips_and_is_checked(key):
+    """The result's fields (document, k, trigram blocking, weights, window, reference, chart) are
+    controls like the rest: each codec carries a value other than the default, and a bad one is named."""
+    c = next(c for c in V.HEADER if c.key == key)
+    view = V.View("bert_attention", "bbc_call_centres", pickers={"bert_layer": 2}).but(**{key: c.sample})
+    assert V.View.from_query(view.to_query(), "bert_attention") == (view, [])
+    assert V.View.from_store(json.loads(json.dumps(view.to_store()))) == (view, [])
+    bad = {"doc": "../../etc/passwd", "k": "11", "tb": "maybe", "w": "x" * 301, "win": "0", "ref": "<b>",
+           "chart": "y" * 301}[key]
+    back, problems = V.View.from_query({**view.to_query(), c.name: bad}, "bert_attention")
+    assert len(problems) == 1 and problems[0].startswith(f"{c.name}=") and getattr(back, key) == c.default, problems
 
 
 def test_numbers_are_one_based_outside_and_bad_values_are_one_sentence():
-    assert V.to_query({"doc": "d", "k": 3, "tb": False, "win": 1, "pickers": {"bert_layer": 0, "bert_head": None}}) \
+    assert V.View("", "d", 3, False, None, 1, None, {"bert_layer": 0, "bert_head": None}).to_query() \
         == {"doc": "d", "k": "3", "tb": "0", "win": "2", "layer": "1", "head": "mean"}
     assert V.to_toml({"learn_layer": 0, "heads_off": [("bert", 4, 2)]}) == {"learn_layer": 1, "heads_off": ["bert:5.3"]}
-    pickers, problems = V.from_query({"layer": "0", "head": "x", "view": "Nope", "bert_range": "5-2",
-                                      "heads_off": "bert:0:1", "edits": "[1]", "unknown": "1", "causal": "2"})
-    assert pickers == {} and len(problems) == 7, problems
+    view, problems = V.View.from_query({"layer": "0", "head": "x", "view": "Nope", "bert_range": "5-2",
+                                        "heads_off": "bert:0:1", "edits": "[1]", "unknown": "1", "causal": "2"})
+    assert view.pickers == {} and len(problems) == 7, problems
     assert all(p.count(".") <= 1 and len(p) < 200 for p in problems), problems
-    assert V.from_query({"layer": "9" * 5000})[1] == ["layer is too long to be a setting (5,000 characters)"]
+    assert V.View.from_query({"layer": "9" * 5000})[1] == ["layer is too long to be a setting (5,000 characters)"]
     deep = "[" * 5000 + "]" * 5000  # a crafted nesting: refused in one sentence, never a RecursionError
-    assert V.from_query({"edits": deep})[0] == {} and len(V.from_query({"edits": deep})[1]) == 1
+    assert V.View.from_query({"edits": deep})[0].pickers == {} and len(V.View.from_query({"edits": deep})[1]) == 1
 
 
 def test_a_stored_view_takes_only_controls_values():
-    view, problems = V.from_store({"pickers": {"bert_layer": -1, "heads_off": [["bert", 1, 2]], "x": 1,
-                                               "document": "not a control"}})
-    assert view["pickers"] == {"heads_off": [("bert", 1, 2)]} and len(problems) == 1
+    view, problems = V.View.from_store({"pickers": {"bert_layer": -1, "heads_off": [["bert", 1, 2]], "x": 1,
+                                                    "document": "not a control"}, "k": 0, "page": "../x"})
+    assert view.pickers == {"heads_off": [("bert", 1, 2)]} and len(problems) == 2 and view.k == 3 and view.page == ""
 
 
 def test_colour_scales_start_at_0_and_end_at_exactly_1():
@@ -157,7 +171,7 @@ def test_every_control_travels_unchanged(page, summarizer):
     at.text_input(key="story_new_title").set_value(f"Step of {page or 'summary'}")
     button(at, "story_add").click().run()
     step = at.session_state[story.STEPS][-1]
-    assert V.from_store(json.loads(json.dumps(step["view"])))[0]["pickers"] == want
+    assert V.View.from_store(json.loads(json.dumps(step["view"])))[0].pickers == want
     shown_slide = fresh({"story": at.session_state[story.ID], "present": "1"})
     assert not shown_slide.exception and shown(shown_slide, page) == want, shown(shown_slide, page)
     button(at, "story_export").click().run()

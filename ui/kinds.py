@@ -264,3 +264,34 @@ class Document(Text):
         return x
 
     stored = inn
+
+
+@dataclass(frozen=True)
+class Whole(Kind):
+    """A whole number in [low, high] (a summary length): as is inside and outside."""
+    low: int
+    high: int
+
+    def inn(self, x):
+        if isinstance(x, bool) or not isinstance(x, int) or not self.low <= x <= self.high:
+            raise Bad(f"is not a whole number from {self.low} to {self.high}")
+        return x
+
+    def url(self, v) -> str:
+        return str(v)
+
+    def from_url(self, s: str):
+        return self.inn(int(s) if s.isdigit() and len(s) < 7 else s)
+
+    stored = inn
+
+
+class DocName(Text):
+    """A document as a view names it: an example's file stem, or "id:" + hex digits (ui.link.doc_id)."""
+
+    def inn(self, x):
+        if not isinstance(x, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}|id:[0-9a-f]{8,64}", x):
+            raise Bad("is not a document's name")
+        return x
+
+    stored = inn

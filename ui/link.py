@@ -17,11 +17,10 @@ from urllib.parse import urlparse
 
 import streamlit as st
 
-from ui import state, view
+from ui import arrival, state, view
 from ui.errors import shared
-from ui.models import weights_choices
 from ui.resources import document_store
-from ui.widgets import REFERENCE, example_text, set_document
+from ui.widgets import example_text
 
 READ, PAGE_READ = "_link_read", "_link_page_read"
 
@@ -71,57 +70,35 @@ def save_document(text: str | None = None) -> None:
         del st.session_state[state.UNSAVED]
 
 
-def restore(examples: dict, store) -> dict | None:
-    """Once per session: the settings a link carries, written into the session's widgets and
-    returned as Summarize parameters (None: no document in the link, or it is not here; then the
-    error says why). A page's controls are taken with or without a document (the Corpus page)."""
+def restore(examples: dict, store, page: str) -> None:
+    """Once per session: the view a link carries (ui.view.View.from_query), opened on ``page`` (the
+    link's path) through ui.arrival: its document (an example's name, or the store's id), settings
+    and controls, summarized at once. A document that is not here is an error that says why; what
+    else could not be read is named, and the rest restored. A page's controls are taken with or
+    without a document (the Corpus page)."""
     if st.session_state.get(READ):
-        return None
+        return
     st.session_state[READ] = True
-    q = st.query_params
-    pickers, problems = view.from_query(q.to_dict(), store.get)
-    view.take(st.session_state, pickers, state.keep)
-    ref = q.get("doc")
-    if not ref:
-        state.set_link_problems(problems)
-        return None
-    by_stem = {path.stem: path for path in examples.values()}
-    if ref in by_stem:
-        text = example_text(by_stem[ref])
-        st.session_state["example"] = next(name for name, p in examples.items() if p.stem == ref)
-    else:
-        text = store.get(ref)
+    q = st.query_params.to_dict()
+    if not (set(q) & ({c.name for c in view.HEADER} | set(view.BY_NAME))):
+        return
+    shown, problems = view.View.from_query(q, page, store.get)
+    text, reference, example = None, arrival.KEEP, None
+    if shown.doc:
+        text = arrival.document_of(store, shown.doc)
         if text is None:
             state.set_error("This link's document is no longer on this server (it keeps the 2,000 documents "
                             "summarized most recently): paste the text again and click Summarize.")
-            return None
-    set_document(text, example=ref in by_stem)
-    if q.get("ref"):  # the reference summary the view was made with
-        reference = store.get(q["ref"])
+            shown = shown.but(doc=None)
+        example = next((name for name, p in examples.items() if p.stem == shown.doc), None)
+    if text is not None and shown.ref:  # the reference summary the view was made with
+        reference = store.get(shown.ref)
         if reference is None:
-            problems.append(f"ref={q['ref'][:24]}: its reference summary is no longer on this server")
-        else:
-            st.session_state[REFERENCE] = reference
-    k = q.get("k", "3")
-    if k.isdigit() and 1 <= int(k) <= 10:
-        st.session_state["k"] = int(k)
-    else:
-        problems.append(f"k={k[:20]} is not a summary length from 1 to 10 (using 3)")
-        st.session_state["k"] = 3
-    tb = q.get("tb", "1")
-    if tb not in ("0", "1"):
-        problems.append(f"tb={tb[:20]} is not 0 or 1 (trigram blocking on)")
-    st.session_state["block_trigram"] = tb != "0"
-    if q.get("w") in weights_choices():
-        st.session_state["weights"] = q["w"]
-    elif q.get("w"):
-        problems.append(f"w={q['w'][:80]} is not weights this server has (using {weights_choices()[0]})")
-    if q.get("win", "").isdigit() and 1 <= int(q["win"]) <= 1000:
-        state.want_window(int(q["win"]) - 1)
-    elif q.get("win"):
-        problems.append(f"win={q['win'][:20]} is not a BERT window from 1 (using the first)")
+            problems.append(f"ref={shown.ref[:24]}: its reference summary is no longer on this server")
+            reference = arrival.KEEP
     state.set_link_problems(problems)
-    return dict(text=text, k=st.session_state["k"], block_trigram=st.session_state["block_trigram"])
+    arrival.open_view(shown, text, complete=False, step=arrival.KEEP, reference=reference, example=example,
+                      via_link=True)
 
 
 def unknown_page(paths: list[str]) -> str | None:
@@ -158,7 +135,7 @@ def sync(examples: dict, page: str) -> None:
         doc = stems.get(params["text"]) or shared(doc_id, params["text"])
         if doc is None:  # the store (its secret) cannot be reached: the notice says so; no link this time
             return
-    want = view.to_query(view.current(st.session_state, page, params, doc, ref=reference_id()),
-                         lambda text: shared(kept_id, text))
+    want = view.View.of(st.session_state, page, params, doc, ref=reference_id()).to_query(
+        lambda text: shared(kept_id, text))
     if dict(st.query_params) != want:
         st.query_params.from_dict(want)

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import state
-from ui.classroom.session import PENDING
+from ui import arrival, state
 from ui.errors import shared
 from ui.resources import document_store, slide_cache
 from viz.deck import Slide
@@ -121,24 +120,13 @@ def key_of(view: dict) -> str:
     return json.dumps(view, sort_keys=True)
 
 
-def document_of(store, view: dict) -> str | None:
-    """A step's document: a shipped example by its file name (a lesson's), else from the store."""
-    from ui.widgets import EXAMPLES, example_text
-
-    path = EXAMPLES / f"{view.get('doc') or ''}.txt"
-    if (view.get("doc") or "").replace("_", "").isalnum() and path.is_file():
-        return example_text(path)
-    return store.get(view.get("doc") or "")
-
-
 def take(view: dict, text: str) -> None:
-    """The next run takes ``view`` with its document's ``text`` (as a class student takes the
-    teacher's view: ui.classroom.follow.apply_pending), its pickers as the session holds them."""
-    from ui import view as V
+    """The next run takes a story step's ``view`` (as the store keeps it) with its document's ``text``,
+    whole (ui.arrival), its reference summary with it."""
+    from ui.view import View
 
-    ref = document_store().get(view["ref"]) if view.get("ref") else None
-    st.session_state[PENDING] = {**V.from_store(view)[0], "text": text, "complete": True, "lesson": None,
-                                 "ref_text": ref}
+    taken, _ = View.from_store(view)
+    arrival.open_view(taken, text, reference=document_store().get(taken.ref) if taken.ref else None)
 
 
 def prepare(store) -> None:
@@ -153,7 +141,7 @@ def prepare(store) -> None:
     if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
         return
     st.session_state[APPLIED] = key
-    text = shared(document_of, store, view, default=False)
+    text = shared(arrival.document_of, store, view.get("doc"), default=False)
     if text is False:  # the store is down (its notice says so): tried again on the next run
         st.session_state[MISSING], st.session_state[APPLIED] = (key, DOWN), None
         return
@@ -223,7 +211,7 @@ def move(name: str, total: int) -> None:
     if name == "exit":
         steps = st.session_state[STEPS]
         stop()
-        text = shared(document_of, document_store(), steps[n]["view"])
+        text = shared(arrival.document_of, document_store(), steps[n]["view"].get("doc"))
         if text is not None:
             take(steps[n]["view"], text)
     else:

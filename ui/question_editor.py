@@ -19,7 +19,9 @@ WORDS = {"options": "Options: write 2 to 6, one per line, each different.",
 
 def shown_head(step: dict, model: str) -> tuple[int, int]:
     """The head the step's view shows (from 1), the model's answer a head question starts from."""
-    p = step["view"].get("pickers") or {}
+    from ui.view import View
+
+    p = View.from_store(step["view"])[0].pickers
     opened = p.get("heads_pick")
     if isinstance(opened, (list, tuple)) and len(opened) == 3 and opened[0] == model:
         return int(opened[1]) + 1, int(opened[2]) + 1
@@ -31,19 +33,20 @@ def measured(store, step: dict) -> dict | None:
     """The Heads page's statistics of every head ({"bert"|"inter": {name: [L, H]}}) on the step's
     document and settings, from the server's result cache (computed once); None: its document is
     no longer on this server."""
-    from ui import present
+    from ui.arrival import document_of
     from ui.errors import shared
     from ui.models import weights_choices
     from ui.runs import head_stats, run_trace
+    from ui.view import View
 
-    view = step["view"]
-    text = shared(present.document_of, store, view)
+    view = View.from_store(step["view"])[0]
+    text = shared(document_of, store, view.doc)
     if not text:
         return None
-    weights = view.get("w") if view.get("w") in weights_choices() else st.session_state.get("weights")
-    params = dict(text=text, k=int(view.get("k", 3)), block_trigram=bool(view.get("tb", True)),
-                  weights=weights or weights_choices()[0], device=st.session_state.get("device") or "cpu")
-    trace = run_trace(**params, window=int(view.get("win") or 0))
+    weights = view.w if view.w in weights_choices() else st.session_state.get("weights")
+    params = dict(text=text, k=view.k, block_trigram=view.tb, weights=weights or weights_choices()[0],
+                  device=st.session_state.get("device") or "cpu")
+    trace = run_trace(**params, window=view.win)
     return head_stats(params, trace)
 
 

@@ -16,6 +16,7 @@ STORE_DOWN = "_store_down"  # this run could not reach the shared store: why (ui
 UNSAVED = "_unsaved_document"  # the summarized document, not yet in the store (it was down): saved when it is back
 CAPTURE = "_figures_capture"  # while a story's slide is made (ui.present): the figures plot() is given, in order
 TEACHING = "class_teaching"  # the code of the class this session leads (ui.classroom; the head map relays for it)
+STEP = "class_step"  # the tour step this session shows (a lesson's or a class's: ui.classroom; ui.arrival sets it)
 
 
 def keep(key: str) -> str:

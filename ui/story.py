@@ -8,7 +8,7 @@ import secrets
 
 import streamlit as st
 
-from ui import present
+from ui import arrival, present
 from ui.errors import shared
 from ui.stories import MAX_STEPS, BadStory, load_titled, moved, notes_key, save
 from ui.tour import MAX_NOTE, MAX_TITLE
@@ -92,7 +92,7 @@ def open_step(store, i: int) -> None:
     steps = st.session_state.get(STEPS) or []
     if not 0 <= i < len(steps):
         return
-    text = shared(present.document_of, store, steps[i]["view"], default=False)
+    text = shared(arrival.document_of, store, steps[i]["view"].get("doc"), default=False)
     if not text:  # False: the store is down (its notice says so); None: the document is gone
         st.session_state[NOTICE] = (f"Step {i + 1}'s document is no longer on this server: it cannot be opened."
                                     if text is None else f"Step {i + 1} could not be opened: try again in a moment.")
@@ -260,7 +260,7 @@ def lesson_text(store, steps: list[dict]) -> str:
 
     documents = {}
     for doc in {s["view"].get("doc") for s in steps}:
-        text = shared(present.document_of, store, {"doc": doc}) if isinstance(doc, str) and doc else None
+        text = shared(arrival.document_of, store, doc) if isinstance(doc, str) and doc else None
         stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
         if stem or text:
             documents[doc] = {"document": stem} if stem else {"document_text": text}

@@ -92,10 +92,6 @@ def lessons() -> dict[str, Tour]:
     return {p.stem: load_lesson(p) for p in sorted(LESSONS.glob("*.toml"))}
 
 
-def script_of(page: str) -> str:
-    return f"pages/{page or 'summary'}.py"
-
-
 def documents() -> set[str]:
     return {p.stem for p in (ROOT / "examples").iterdir() if p.suffix in (".txt", ".md")}
 
@@ -213,8 +209,7 @@ def story_steps(tour: Tour, weights: str | None = None, ids: dict[str, str] | No
     out = []
     for n, s in enumerate(tour.steps):
         note, (stem, text) = s.text, tour.document_of(n)
-        view = {"page": s.page, "doc": stem or (ids or {}).get(text), "k": tour.k, "tb": True, "w": weights, "win": 0,
-                "pickers": dict(s.view), "chart": None}
+        view = V.View(s.page, stem or (ids or {}).get(text), tour.k, True, weights, 0, None, dict(s.view)).to_store()
         out.append({"title": step_title(tour.title, n, s.title), "note": note, "private": s.private, "view": view,
                     "uid": secrets.token_hex(6), **({"question": s.question} if s.question else {}),
                     **({"ask": s.ask.to_dict()} if s.ask else {})})
@@ -279,7 +274,7 @@ def lesson_toml(title: str, steps: list[dict], documents: dict) -> str:
         if s.get("ask"):
             lines.append("[steps.answer]")
             lines += [f"{k} = {_value(v)}" for k, v in answer_table(s["ask"]).items()]
-        pickers = V.to_toml(V.from_store(s["view"])[0]["pickers"])
+        pickers = V.to_toml(V.View.from_store(s["view"])[0].pickers)
         if pickers:
             lines.append("[steps.view]")
             lines += [f"{k} = {_value(v)}" for k, v in pickers.items()]

@@ -37,7 +37,7 @@ from ui.classroom.asking import question_panel  # noqa: F401
 from ui.classroom.follow import catch_up, explored, follow, join_from_url, warm_followed  # noqa: F401
 from ui.classroom.lead import (JOIN_SCREEN, join_screen, publish_mine, resume_from_cookie,  # noqa: F401
                                teacher_panel)
-from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE, PENDING,  # noqa: F401
+from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE,  # noqa: F401
                                   RESUME, SESSION, STEP, TEACHING)
 from ui.classroom.steps import choice_hidden, lesson_panel, private_note, read_link, step_text  # noqa: F401
 from ui.classroom.store import *  # noqa: F401,F403

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import state
+from ui import arrival
 from ui.classroom.answers import issued, leave, new_seat, refused_words, sit, step_id
 from ui.classroom import session as S
-from ui.classroom.session import (APPLIED, FOLLOWING, JOINED, MOVED, PENDING, PROXIED, SESSION, STEP,
-                                  from_our_proxy)
+from ui.classroom.session import APPLIED, FOLLOWING, JOINED, MOVED, PROXIED, SESSION, STEP, from_our_proxy
 from ui.classroom.steps import warm_lesson
-from ui.tour import script_of
 from ui.classroom.store import (POLL_PROXIED_S, POLL_S, SEEN_S, hours, lookup, mirrors, poll_name, seen,
                                 teacher_away, version)
 from ui.errors import shared
@@ -52,59 +50,21 @@ def seat_cookie(code: str) -> str:
     return f"microscope_seat_{code}"
 
 
-def apply_pending(page) -> None:
-    """At the top of a run, before any widget: take a view a lesson step or the teacher's view (a
-    student's follow check) asked for. The page first: values written before a page switch were
-    lost to the browser's old widget values on the rerun it makes."""
-    view = st.session_state.get(PENDING)
-    if view is None:
-        return
-    if view["page"] != page.url_path:  # (the address keeps the class, the seat and the story it names)
-        st.switch_page(script_of(view["page"]), query_params={k: st.query_params[k] for k in ("class", "seat", "story",
-                                                                                             "homework", "results")
-                                                             if k in st.query_params})
-    del st.session_state[PENDING]
-    from ui import view as V
-    from ui.models import weights_choices
-
-    if view.get("text") is not None:
-        from ui.widgets import REFERENCE, set_document
-
-        set_document(view["text"], example="ref_text" not in view)  # a lesson's example brings its reference
-        st.session_state.update({"k": view["k"], "block_trigram": view["tb"]})
-        if "ref_text" in view:  # the reference summary the view was made with (none: none)
-            st.session_state[REFERENCE] = view["ref_text"] or ""
-        if view.get("w") in weights_choices():
-            st.session_state["weights"] = view["w"]
-        elif view.get("w"):
-            from viz.common import markdown_text
-
-            state.view_notice(f"This view's model {markdown_text(str(view['w'])[:80])} is not one this server has: "
-                              f"it is shown with {markdown_text(st.session_state.get('weights') or weights_choices()[0])}.")
-        p, w = state.params(), st.session_state.get("weights")
-        if p is None or (p["text"], p["k"], p["block_trigram"], p["weights"]) != (view["text"], view["k"], view["tb"], w):
-            state.request_summarize()
-            state.want_window(view.get("win") or 0)
-        else:
-            st.session_state[state.WINDOW] = view.get("win") or 0
-    V.take(st.session_state, view["pickers"], state.keep, complete=bool(view.get("complete")))
-    st.session_state[STEP] = view.get("lesson")
-
-
-def teacher_view(store, code: str) -> dict | None:
-    """The class's view to take, with the document's text from the store (None: none to take)."""
+def open_teacher_view(store, code: str) -> None:
+    """The class's view, taken by the next run (``ui.arrival``) with its document and reference
+    from the store, and the class's step (nothing when the class has no view yet)."""
     found = lookup(store, code)
     if isinstance(found, str):
-        return None
-    view, v = found
+        return
+    stored, v = found
     st.session_state[APPLIED] = v
-    if not view:
-        return None
-    from ui import view as V
+    if not stored:
+        return
+    from ui.view import View
 
-    view, _ = V.from_store(view)  # only controls' values, as the session holds them (a tampered one is left out)
-    return {**view, "text": store.get(view["doc"]) if view.get("doc") else None, "complete": True,
-            "ref_text": store.get(view["ref"]) if view.get("ref") else None}
+    view, _ = View.from_store(stored)  # only controls' values, as the session holds them (a tampered one is left out)
+    arrival.open_view(view, arrival.document_of(store, view.doc), step=stored.get("lesson"),
+                      reference=store.get(view.ref) if view.ref else None)
 
 
 # A student's browser asks for a tiny static file, the class's version (app/static/classes/TOKEN.json,
@@ -145,18 +105,14 @@ export default function(component) {
 _follow = st.components.v2.component("microscope_class_follow", js=_FOLLOW_JS)
 
 
-def catch_up(store, page) -> None:
+def catch_up(store) -> None:
     """At the top of a run, before any widget: a student following whose browser saw the class
-    version move (or who just joined or came back) takes the teacher's view; then any view a
-    lesson step or the teacher asked for is applied (``apply_pending``)."""
+    version move (or who just joined or came back) takes the teacher's view (ui.arrival applies it)."""
     code = st.session_state.get(JOINED)
     if code is not None and st.session_state.get(FOLLOWING) and (
             st.session_state.get(MOVED) or st.session_state.get(APPLIED) is None):
-        view = teacher_view(store, code)  # if the store is down: raises, and the move is kept for later
+        open_teacher_view(store, code)  # if the store is down: raises, and the move is kept for later
         st.session_state.pop(MOVED, None)
-        if view is not None:
-            st.session_state[PENDING] = view
-    apply_pending(page)
 
 
 def warm_followed() -> None:

@@ -17,7 +17,7 @@ import time
 
 import streamlit as st
 
-from ui import state
+from ui import arrival, state
 from ui.classroom import address, session as S
 from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, refused_words, sit, step_id
 from ui.questions import Ask, Refused, described
@@ -115,7 +115,7 @@ def left_the_step(store, page) -> None:
     """A homework student on another page than an open question's: every other page shows the
     model's choice, so their answer to it is final now, as a class student's who leaves to explore."""
     code, seat, s = st.session_state.get(CODE), st.session_state.get(SEAT), st.session_state.get(S.STEP)
-    if not (code and seat and s and s.get("ask") and not s.get("revealed")) or st.session_state.get(S.PENDING):
+    if not (code and seat and s and s.get("ask") and not s.get("revealed")) or arrival.pending():
         return
     from ui.classroom.steps import all_lessons
 

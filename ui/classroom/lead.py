@@ -25,14 +25,16 @@ from viz.common import plural
 
 
 def my_view(page: str) -> dict | None:
-    """What this session shows, as a class publishes it and a story keeps it (None before a Summarize)."""
-    from ui import link, view
+    """What this session shows, as a class publishes it and a story keeps it (the store's form of its
+    ui.view.View, and the class's step; None before a Summarize)."""
+    from ui import link
+    from ui.view import View
 
     params = state.params()
     if params is None:
         return None
-    return {**view.current(st.session_state, page, params, link.doc_id(params["text"]), ref=link.reference_id()),
-            "lesson": st.session_state.get(STEP)}
+    shown = View.of(st.session_state, page, params, link.doc_id(params["text"]), ref=link.reference_id())
+    return {**shown.to_store(), "lesson": st.session_state.get(STEP)}
 
 
 def publish_mine(store, page: str, drawn: bool = False) -> None:
@@ -269,20 +271,20 @@ def resume_from_cookie(store) -> None:
     if new_key is None:
         return
     st.session_state.update({TEACHING: code, RESUME: new_key, LEADER: leader, LEAD_COOKIE_SET: True})
-    from ui import view as V
-    from ui.classroom.session import PENDING
+    from ui import arrival
     from ui.classroom.steps import add_own
     from ui.classroom.store import lookup
+    from ui.view import View
 
     for name, text in store.run("SELECT name, text FROM class_lessons WHERE code = ?", (code,), True):
         add_own(name, text)
     found = lookup(store, code)
     if isinstance(found, tuple) and found[0]:
-        view = V.from_store(found[0])[0]
-        st.session_state[PENDING] = {**view, "text": store.get(view["doc"]) if view.get("doc") else None,
-                                     "complete": True}
-        if view.get("lesson"):
-            st.session_state[state.keep("class_lesson")] = view["lesson"]["lesson"]
+        stored = found[0]
+        view = View.from_store(stored)[0]
+        arrival.open_view(view, arrival.document_of(store, view.doc), step=stored.get("lesson"))
+        if stored.get("lesson"):
+            st.session_state[state.keep("class_lesson")] = stored["lesson"]["lesson"]
 
 
 def keep_own_lesson(store, code: str) -> None:

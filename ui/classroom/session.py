@@ -14,9 +14,9 @@ PROXY_SECRET = "MICROSCOPE_PROXY_SECRET"  # the environment variable that holds 
 
 # SESSION: a student's seat, a random token kept in the address (?seat=): a reload or a reconnect to
 # another process is the same student (its answers, its row in the attendance)
-TEACHING, JOINED, FOLLOWING, APPLIED, PENDING, SESSION, STEP, MOVED, RESUME, PAGE, LEADER, ELSEWHERE = (
-    state.TEACHING, "class_joined", "class_following", "class_applied", "class_pending", "class_session",
-    "class_step", "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")
+TEACHING, JOINED, FOLLOWING, APPLIED, SESSION, STEP, MOVED, RESUME, PAGE, LEADER, ELSEWHERE = (
+    state.TEACHING, "class_joined", "class_following", "class_applied", "class_session", state.STEP,
+    "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")
 
 
 def from_our_proxy(sent: str | None) -> bool:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.tour import MAX_LESSON_BYTES, Tour, lessons, parse, problems
-from ui.classroom.session import FOLLOWING, JOINED, PENDING, STEP
+from ui.classroom.session import FOLLOWING, JOINED, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
 OWN_TEXT = "class_own_lesson_texts"  # … and their files' text (a class keeps the one it plays in the store)
@@ -133,14 +133,16 @@ def read_link(examples: dict) -> None:
 
 def go_to_step(lesson: Tour, n: int, examples: dict) -> None:
     """A lesson button's callback: the step's page, view and (if not shown yet) document, taken at
-    the top of the next run (``apply_pending``)."""
+    the top of the next run (ui.arrival)."""
+    from ui.arrival import open_view
+    from ui.view import View
+
     s = lesson.steps[n]
     text = step_document(lesson, n, examples)
-    st.session_state[PENDING] = {
-        "page": s.page, "pickers": s.view, "text": text, "k": lesson.k, "tb": True, "w": None,
-        "lesson": {"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
-                   "question": s.question, "title": lesson.title, "ask": s.ask.to_dict() if s.ask else None,
-                   "revealed": False}}
+    open_view(View(s.page, lesson.document_of(n)[0] or None, lesson.k, True, None, 0, None, dict(s.view)), text,
+              complete=False, step={"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
+                                    "question": s.question, "title": lesson.title,
+                                    "ask": s.ask.to_dict() if s.ask else None, "revealed": False})
 
 
 def step_document(lesson: Tour, n: int, examples: dict) -> str | None:

@@ -10,6 +10,7 @@ import logging
 import threading
 
 from ui.tour import Tour
+from ui.view import value
 
 _STARTED: set[tuple] = set()  # (class code, lesson name, document): warmed once per server process
 _LOCK = threading.Lock()
@@ -20,10 +21,10 @@ def results_for(page: str, view: dict) -> tuple[str, ...]:
     if page == "why":
         return ("explanation",)
     if page == "heads":
-        return ("stats",) + (("gradient",) if view.get("heads_view", "Statistics") != "What fine-tuning changed" else ())
-    if (page == "bert_attention" and view.get("bert_show", "attention") != "attention"
-            or page == "sentence_encoder" and view.get("inter_show", "attention") != "attention"
-            or page == "learn" and view.get("learn_sep")):
+        return ("stats",) + (("gradient",) if value(view, "heads_view") != "What fine-tuning changed" else ())
+    if (page == "bert_attention" and value(view, "bert_show") != "attention"
+            or page == "sentence_encoder" and value(view, "inter_show") != "attention"
+            or page == "learn" and value(view, "learn_sep")):
         return ("mixing",)
     return ()
 
