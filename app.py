@@ -25,6 +25,7 @@ from ui.classroom import homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
 from ui.figures import preload_plotly  # noqa: E402
+from ui.intake import intake  # noqa: E402
 from ui.legacy import start_session  # noqa: E402
 from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
 from ui.resources import document_store, get_model  # noqa: E402
@@ -73,13 +74,7 @@ def document_edited():
 st.session_state.pop(state.STORE_DOWN, None)  # also what a fragment's failed call left (it said so in place)
 store_down = st.empty()  # filled at the end of the run if the shared store could not be reached
 # the shared store (links, classes) may be down: each call then does nothing and the notice says so
-shared(link.restore, EXAMPLES, document_store(), pg.url_path)  # a shared link: its view (ui.arrival takes it)
-classroom.teacher_from_url()  # ?teacher=TOKEN: the teacher link scripts/serve.py printed
-shared(classroom.join_from_url, document_store())  # ?class=CODE: follow that class's teacher
-shared(classroom.resume_from_cookie, document_store())  # this browser led a class: it leads it again (F5, a tab)
-story.read_link(document_store())  # ?story=ID: open that story (&present=1: present it)
-classroom.read_link(EXAMPLES)  # ?lesson=NAME: that lesson at its first step
-shared(homework.open_from_url, document_store(), EXAMPLES)  # ?homework=CODE: that homework, at its first step
+intake(document_store(), EXAMPLES, pg.url_path)  # the address: a link's view, a class, a story, a lesson, homework
 present.prepare(document_store())  # presenting: the shown step's view, unless its slide is cached
 presenting = present.active()
 if st.session_state.get(present.PRESENTER):  # the presenter view of a story (another window follows it)

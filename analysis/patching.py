@@ -13,6 +13,7 @@ from analysis.device import batch_bytes
 from analysis.alignment import Aligned, align, aligned_units, part_tokens, sentence_parts
 from analysis.edits import encode, masking
 from model.bert import extended_mask
+from model.heads import PART_NAMES, Head
 from model.hooks import blocks, intervene, record
 from model.summarizer import Encoded, Summarizer, pool_sentences
 
@@ -28,17 +29,18 @@ PATCH_CAVEAT = ("Fractions need not add up: components interact, and a fraction 
 
 CHUNK_BYTES = 8 << 20  # BERT head copies run together while their attention maps fit in ~8 MB (on a
 # 2-core CPU, larger batches ran slower per copy than one at a time; a GPU: analysis.device.batch_bytes)
-PATCH_KINDS = {  # kind → what is taken from A (layers and heads 0-based)
+PATCH_KINDS = {  # kind → what is taken from A: the model's hook point (model.hooks), its layer left out, or a whole
+    # input of the sentence encoder (layers and heads 0-based)
     "none": "nothing (B as it is: 0 by definition)",
     "all": "every aligned sentence's vector and position row (exactly 1 when every sentence of B is aligned)",
-    "position": "the sentence's position row (the sinusoid row the sentence encoder adds)",
+    "inter.pe": "the sentence's position row (the sinusoid row the sentence encoder adds)",
     "vector": "the sentence's vector (BERT's pooled output)",
-    "bert_embeddings": "BERT's input embeddings of the sentence's tokens",
-    "bert_layer": "the output of BERT layer `layer` on the sentence's tokens",
-    "bert_head": "head `head` of BERT layer `layer` on the sentence's tokens (its slice of the context "
+    "bert.embed": "BERT's input embeddings of the sentence's tokens",
+    "bert.resid_post": "the output of BERT layer `layer` on the sentence's tokens",
+    "bert.attn.z": "head `head` of BERT layer `layer` on the sentence's tokens (its slice of the context "
                  "vector before the attention output projection)",
-    "encoder_layer": "the output of sentence-encoder layer `layer` at the sentence",
-    "encoder_head": "head `head` of sentence-encoder layer `layer` at the sentence (its slice of the context "
+    "inter.resid_post": "the output of sentence-encoder layer `layer` at the sentence",
+    "inter.attn.z": "head `head` of sentence-encoder layer `layer` at the sentence (its slice of the context "
                     "vector before the output projection)",
 }
 
@@ -52,15 +54,25 @@ class PatchRow:
     score: float  # the sentence's score in B with this component from A
 
 
+def point(r: PatchRow) -> str | None:
+    """The hook point a row patches ("bert.3.attn.z": its head is ``r.head``); None: a whole input."""
+    if r.layer is None:
+        return r.kind if "." in r.kind else None
+    part, name = r.kind.split(".", 1)
+    return f"{part}.{r.layer}.{name}"
+
+
 def row_label(r: PatchRow) -> str:
-    """A component as people read it, layers and heads 1-based: "BERT layer 3", "encoder head 1.2"."""
-    fixed = {"none": "nothing", "all": "all aligned vectors and positions", "position": "position row",
-             "vector": "sentence vector", "bert_embeddings": "BERT embeddings"}
+    """A component as people read it, layers and heads 1-based: "BERT layer 3", "Sentence encoder 1.2"
+    (a head as model.heads.Head labels it)."""
+    fixed = {"none": "nothing", "all": "all aligned vectors and positions", "inter.pe": "position row",
+             "vector": "sentence vector", "bert.embed": "BERT embeddings"}
     if r.kind in fixed:
         return fixed[r.kind]
-    name = {"bert_layer": "BERT layer", "bert_head": "BERT head", "encoder_layer": "encoder layer",
-            "encoder_head": "encoder head"}[r.kind]
-    return f"{name} {r.layer + 1}" + (f".{r.head + 1}" if r.head is not None else "")
+    part = r.kind.split(".")[0]
+    if r.head is not None:
+        return Head(part, r.layer, r.head).label
+    return f"{PART_NAMES[part]} layer {r.layer + 1}"
 
 
 @dataclass(frozen=True)
@@ -88,9 +100,9 @@ class Patching:
         return out
 
     def components(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every row but "none" and the BERT heads (those are ``grid("bert_head")``), for
+        """Every row but "none" and the BERT heads (those are ``grid("bert.attn.z")``), for
         ``viz.what_if.component_bars``: labels (layers and heads 1-based), fractions float32, kinds."""
-        rows = [r for r in self.rows if r.kind not in ("none", "bert_head")]
+        rows = [r for r in self.rows if r.kind not in ("none", "bert.attn.z")]
         return (np.array([row_label(r) for r in rows], dtype=object),
                 np.array([r.fraction for r in rows], dtype=np.float32), np.array([r.kind for r in rows], dtype=object))
 
@@ -98,7 +110,7 @@ class Patching:
         num = lambda x: None if not np.isfinite(x) else float(x)  # noqa: E731  (JSON has no NaN)
         return {"sentence_a": self.sentence_a, "sentence_b": self.sentence_b, "window_a": self.window_a,
                 "window_b": self.window_b, "score_a": self.score_a, "score_b": self.score_b,
-                "rows": [{"kind": r.kind, "layer": r.layer, "head": r.head, "fraction": num(r.fraction),
+                "rows": [{"kind": r.kind, "point": point(r), "layer": r.layer, "head": r.head, "fraction": num(r.fraction),
                           "score": float(r.score)} for r in self.rows],
                 "kinds": PATCH_KINDS, "method": PATCH_METHOD, "caveat": PATCH_CAVEAT}
 
@@ -222,7 +234,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
         x = B.hidden[l:l + 1].clone()  # [1, T, D]
         x[:, rb] = A.hidden[l, ra]
         window_vecs.append(_pool(s, model.bert_layers(x, mask, start=l) if l < L else x, B.inputs))
-    labels += [("bert_embeddings", None, None)] + [("bert_layer", l, None) for l in range(L)]
+    labels += [("bert.embed", None, None)] + [("bert.resid_post", l, None) for l in range(L)]
     if bert_heads:
         heads = _head_blocks(H, D, s.device)[:, None]  # [H, 1, D]
         T = B.hidden.shape[1]
@@ -236,7 +248,7 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
                 y = B.hidden[l + 1:l + 2].repeat(min(chunk, H - c), 1, 1)  # [chunk, T, D]
                 y[:, rb] = rows[c:c + chunk]
                 window_vecs.append(_pool(s, model.bert_layers(y, mask, start=l + 1) if l + 1 < L else y, B.inputs))
-            labels += [("bert_head", l, h) for h in range(H)]
+            labels += [("bert.attn.z", l, h) for h in range(H)]
     window_vecs = torch.cat(window_vecs)  # [N_bert, S_w, D]
     first = int(enc_b.window_parts()[B.window])
     n_bert = len(window_vecs)
@@ -254,9 +266,9 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     vecs[3, xb] = A.vecs[0, xa]
     pe[3, xb] = pe_table[xa]
     vecs[4:4 + n_bert, first:first + window_vecs.shape[1]] = window_vecs
-    labels = [("none", None, None), ("position", None, None), ("vector", None, None), ("all", None, None)] + labels
+    labels = [("none", None, None), ("inter.pe", None, None), ("vector", None, None), ("all", None, None)] + labels
     at_layer = 4 + n_bert  # copies at_layer + l: encoder layer l's output; then the heads
-    labels += [("encoder_layer", l, None) for l in range(L2)] + [("encoder_head", l, h) for l, h in head_copies]
+    labels += [("inter.resid_post", l, None) for l in range(L2)] + [("inter.attn.z", l, h) for l, h in head_copies]
     inter_blocks = _head_blocks(H2, D, s.device)  # [H2, D]
 
     def layer_hook(l):

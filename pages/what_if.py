@@ -233,12 +233,12 @@ else:
         m = st.columns(3)
         m[0].metric("Score in A", f"{patching.score_a:.3f}")
         m[1].metric("Score in B", f"{patching.score_b:.3f}", f"{patching.score_b - patching.score_a:+.3f}")
-        restored = {r.kind: r.fraction for r in patching.rows if r.kind in ("position", "vector", "all")}
-        m[2].metric("Restored by its position row", f"{restored['position']:.0%}" if np.isfinite(restored["position"]) else "—")
+        restored = {r.kind: r.fraction for r in patching.rows if r.kind in ("inter.pe", "vector", "all")}
+        m[2].metric("Restored by its position row", f"{restored['inter.pe']:.0%}" if np.isfinite(restored["inter.pe"]) else "—")
         st.caption(VW.PATCH_CAPTION)
         plot(VW.component_bars(*patching.components()), key="whatif_components")
         if heads_too:
-            plot(VW.head_patching_map(patching.grid("bert_head")), key="whatif_head_patching")
+            plot(VW.head_patching_map(patching.grid("bert.attn.z")), key="whatif_head_patching")
 
 # ---------------------------------------------------------------- exports
 st.header("Export", anchor=False)

@@ -204,13 +204,28 @@ def test_patch_nothing_is_0_and_everything_is_1(moved):
     assert abs(row["none", None, None].fraction) < 1e-4
     assert abs(row["all", None, None].fraction - 1) < 1e-4 and abs(row["all", None, None].score - p.score_a) < 1e-5
     # the sentence's own output of the last sentence-encoder layer decides its score alone
-    assert abs(row["encoder_layer", 1, None].fraction - 1) < 1e-4
+    assert abs(row["inter.resid_post", 1, None].fraction - 1) < 1e-4
     # BERT's top layer on the sentence's tokens is its vector (the mean of those tokens)
-    assert abs(row["bert_layer", 5, None].fraction - row["vector", None, None].fraction) < 1e-4
+    assert abs(row["bert.resid_post", 5, None].fraction - row["vector", None, None].fraction) < 1e-4
     assert all(np.isfinite(r.fraction) and np.isfinite(r.score) for r in p.rows)
-    assert p.grid("bert_head").shape == (6, 12) and p.grid("encoder_head").shape == (2, 8)
-    assert p.grid("bert_layer").shape == (6,) and p.grid("position").shape == (1,)
-    assert not np.isnan(p.grid("bert_head")).any()
+    assert p.grid("bert.attn.z").shape == (6, 12) and p.grid("inter.attn.z").shape == (2, 8)
+    assert p.grid("bert.resid_post").shape == (6,) and p.grid("inter.pe").shape == (1,)
+    assert not np.isnan(p.grid("bert.attn.z")).any()
+
+
+def test_patched_parts_are_named_by_the_models_hook_points(moved, summarizer):
+    """Issue 69: a row's kind is its hook point with the layer left out; ``point`` names it whole,
+    and every such name is one of model.hooks.points; heads are labelled as model.heads.Head does."""
+    from model.hooks import points
+
+    _, p = moved
+    named = {P.point(r) for r in p.rows} - {None}
+    assert named <= set(points(summarizer.model)) and {"bert.5.resid_post", "bert.0.attn.z", "inter.1.attn.z",
+                                                       "inter.pe", "bert.embed"} <= named
+    assert {P.point(r) for r in p.rows if r.kind in ("none", "all", "vector")} == {None}
+    head = next(r for r in p.rows if r.kind == "inter.attn.z" and (r.layer, r.head) == (1, 7))
+    assert P.row_label(head) == "Sentence encoder 2.8" and P.point(head) == "inter.1.attn.z"
+    assert p.to_json()["rows"][-1]["point"] == "inter.1.attn.z"
 
 
 def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
@@ -253,10 +268,10 @@ def test_batched_patches_equal_plain_hooks_on_a_full_forward(summarizer, moved):
 
     assert score_with() == pytest.approx(p.score_b, abs=1e-5)
     for layer, h in ((0, 3), (2, 7), (5, 0)):
-        assert score_with(bert_head(layer, h)) == pytest.approx(row["bert_head", layer, h], abs=1e-5)
+        assert score_with(bert_head(layer, h)) == pytest.approx(row["bert.attn.z", layer, h], abs=1e-5)
     for layer in (1, 4):
-        assert score_with(bert_layer(layer)) == pytest.approx(row["bert_layer", layer, None], abs=1e-5)
-    assert score_with(inter=inter_head(0, 2)) == pytest.approx(row["encoder_head", 0, 2], abs=1e-5)
+        assert score_with(bert_layer(layer)) == pytest.approx(row["bert.resid_post", layer, None], abs=1e-5)
+    assert score_with(inter=inter_head(0, 2)) == pytest.approx(row["inter.attn.z", 0, 2], abs=1e-5)
 
 
 def test_patching_across_bert_windows(summarizer):
@@ -267,7 +282,7 @@ def test_patching_across_bert_windows(summarizer):
     assert (p.window_a, p.window_b) == (0, 1) and p.sentence_b == 32
     row = {(r.kind, r.layer, r.head): r.fraction for r in p.rows}
     assert abs(row["none", None, None]) < 1e-4 and abs(row["all", None, None] - 1) < 1e-4
-    assert all(np.isfinite(r.fraction) for r in p.rows) and not any(r.kind == "bert_head" for r in p.rows)
+    assert all(np.isfinite(r.fraction) for r in p.rows) and not any(r.kind == "bert.attn.z" for r in p.rows)
     q = P.patch(summarizer, LONG, b, 29, bert_heads=False)
     assert q.window_a == 1 and q.sentence_b == 28
     assert abs(q.grid("none")[0]) < 1e-4 and abs(q.grid("all")[0] - 1) < 1e-4
@@ -322,7 +337,7 @@ def test_figures_are_typed_arrays(moved):
 
     _, p = moved
     rng = np.random.default_rng(0)
-    figs = [V.change_maps(rng.random((6, 12)), rng.random((2, 8))), V.head_patching_map(p.grid("bert_head")),
+    figs = [V.change_maps(rng.random((6, 12)), rng.random((2, 8))), V.head_patching_map(p.grid("bert.attn.z")),
             V.component_bars(*p.components())]
     for fig in figs:
         for trace in fig.data:
@@ -331,6 +346,6 @@ def test_figures_are_typed_arrays(moved):
     assert [t.name for t in figs[0].data] == ["BERT", "Sentence encoder"] and list(figs[0].data[0].y) == list("123456")
     assert "activation patching" in figs[1].layout.title.text and figs[1].data[0].zmid == 0
     labels, fractions, kinds_ = p.components()
-    assert "position row" in labels and "BERT layer 6" in labels and "encoder head 2.8" in labels
+    assert "position row" in labels and "BERT layer 6" in labels and "Sentence encoder 2.8" in labels
     assert {t.name for t in figs[2].data} >= {"position row", "sentence vector", "BERT layers", "encoder layers"}
     assert "Vig et al. 2020" in V.PATCH_CAPTION

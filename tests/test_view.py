@@ -100,7 +100,7 @@ def test_colour_scales_start_at_0_and_end_at_exactly_1():
 
 # ---------------------------------------------------------------- the round trip in the app (AppTest)
 
-from helpers import SHORT, button, new_app, summarize  # noqa: E402
+from helpers import SHORT, button, new_app, opened, summarize, summarize_button  # noqa: E402
 
 SCRIPTS = {page: f"pages/{page or 'summary'}.py" for page in V.PAGES}
 
@@ -152,6 +152,8 @@ def test_every_control_travels_unchanged(page, summarizer):
     want = page_samples(page)
     at = summarize(new_app(), SHORT)
     at.switch_page(SCRIPTS[page]).run()
+    declared = {c.key: c.default for c in V.controls(page) if c.default is not None and c.key in at.session_state}
+    assert {k: at.session_state[k] for k in declared} == declared  # the page shows the defaults the registry declares
     for _ in range(2):  # twice: a control that resets another on change (a new head opens on its own head)
         for key, value in want.items():
             at.session_state[key] = value
@@ -257,3 +259,21 @@ def test_a_head_is_written_one_way_and_read_in_both():
     for bad in ("bert:0.1", "gpt:1.1", "bert:1", "bert:1.1.1", 5):
         with pytest.raises(ValueError):
             Head.parse(bad)
+
+
+@pytest.mark.slow
+def test_the_reference_sentence_travels_in_a_link_and_starts_afresh_on_another_reference(summarizer):
+    """Issue 69: the Summary page's "Reference sentence" picker was left out of links (picked 3,
+    came back 1). Its value belongs to one reference: another one starts it at the first."""
+    from ui.widgets import REFERENCE
+
+    at = opened({"doc": "bbc_insurance_bosses"})
+    assert at.session_state[REFERENCE] and at.selectbox(key="quality_ref").value == 0
+    at.selectbox(key="quality_ref").set_value(2).run()
+    button(at, "link_sync").click().run()
+    assert at.query_params["quality_ref"] == "3" and at.query_params["ref"].startswith("id:")
+    again = opened(dict(at.query_params))
+    assert not again.exception and again.selectbox(key="quality_ref").value == 2
+    again.text_area(key=REFERENCE).set_value("Insurance bosses met.\nThey talked.").run()
+    summarize_button(again).click().run()
+    assert again.selectbox(key="quality_ref").value == 0  # a sentence of the old reference is not one of this one

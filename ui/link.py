@@ -22,7 +22,7 @@ from ui.errors import shared
 from ui.resources import document_store
 from ui.widgets import example_text
 
-READ, PAGE_READ = "_link_read", "_link_page_read"
+PAGE_READ = "_link_page_read"
 
 
 def doc_id(text: str, store=None) -> str:
@@ -71,14 +71,11 @@ def save_document(text: str | None = None) -> None:
 
 
 def restore(examples: dict, store, page: str) -> None:
-    """Once per session: the view a link carries (ui.view.View.from_query), opened on ``page`` (the
+    """The view a link carries (ui.view.View.from_query), opened on ``page`` (the
     link's path) through ui.arrival: its document (an example's name, or the store's id), settings
     and controls, summarized at once. A document that is not here is an error that says why; what
     else could not be read is named, and the rest restored. A page's controls are taken with or
     without a document (the Corpus page)."""
-    if st.session_state.get(READ):
-        return
-    st.session_state[READ] = True
     q = st.query_params.to_dict()
     if not (set(q) & ({c.name for c in view.HEADER} | set(view.BY_NAME))):
         return

@@ -15,17 +15,14 @@ from ui.tour import MAX_NOTE, MAX_TITLE
 from viz.common import markdown_text
 
 STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE
-DIRTY, NOTICE, READ = "_story_dirty", "_story_notice", "_story_url_read"
+DIRTY, NOTICE = "_story_dirty", "_story_notice"
 OPENED = "_story_opened"  # a story this session opened by its link: the banner above the page says so
 WALK = "_story_walk"  # the step this session is exploring in the live app (Back/Next), if any
 CHART = "story_chart"  # which of the page's charts a new step shows
 
 
-def read_link(store) -> None:
-    """Once per session: ``?story=ID`` opens that story (``&present=1``: presented); a bad id is one sentence."""
-    if st.session_state.get(READ):
-        return
-    st.session_state[READ] = True
+def read_link(store) -> bool | None:
+    """``?story=ID`` opens that story (``&present=1``: presented); a bad id is one sentence."""
     story = st.query_params.get("story")
     if not story:
         return
@@ -36,8 +33,7 @@ def read_link(store) -> None:
         st.session_state[NOTICE] = str(e)
         return
     if found is None:  # the store is down: its notice says so, and the next run tries again
-        st.session_state[READ] = False
-        return
+        return False
     title, steps = found
     mine = bool(key) and key == shared(notes_key, store, story)  # its maker's link: the notes, the presenter view
     st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True, TITLE: title,

@@ -18,8 +18,8 @@ PATCH_CAPTION = ("Activation patching (causal mediation analysis: Vig et al. 202
                  "with one component taken from A; fraction restored = (s_patched − s_B) / (s_A − s_B), "
                  "1 = the whole change, 0 = none. Fractions need not add up (components interact) and can "
                  "fall outside 0-1; one sentence of one document.")
-GROUPS = {"position": "position row", "vector": "sentence vector", "bert_embeddings": "BERT layers",
-          "bert_layer": "BERT layers", "encoder_layer": "encoder layers", "encoder_head": "encoder heads",
+GROUPS = {"inter.pe": "position row", "vector": "sentence vector", "bert.embed": "BERT layers",
+          "bert.resid_post": "BERT layers", "inter.resid_post": "encoder layers", "inter.attn.z": "encoder heads",
           "all": "all", "none": "none"}
 from .palette import DARK_GREY, GROUP_COLORS
 

@@ -16,10 +16,7 @@ from ui.errors import shared
 
 
 def join_from_url(store) -> None:
-    """Once per session: ``?class=CODE`` joins that class (following), or says why it cannot."""
-    if st.session_state.get("class_url_read"):
-        return
-    st.session_state["class_url_read"] = True
+    """``?class=CODE`` joins that class (following), or says why it cannot."""
     code = (st.query_params.get("class") or "").strip().upper()
     if not code:
         return

@@ -75,12 +75,9 @@ def when(t: float) -> str:
 
 
 def open_from_url(store, examples: dict) -> None:
-    """Once per session: ``?homework=CODE`` opens that homework's lesson at its first step with a
+    """``?homework=CODE`` opens that homework's lesson at its first step with a
     seat (the same one after a reload: the address, then the cookie); ``&results=KEY``: the teacher's
     results instead of a seat."""
-    if st.session_state.get("homework_url_read"):
-        return
-    st.session_state["homework_url_read"] = True
     code = (st.query_params.get("homework") or "").strip().upper()
     if not code:
         return

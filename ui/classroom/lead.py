@@ -254,12 +254,9 @@ def ended_panel(store) -> None:
 
 
 def resume_from_cookie(store) -> None:
-    """Once per session: a browser that led a class (its cookie: the code and the resume key) and
+    """A browser that led a class (its cookie: the code and the resume key) and
     is not joining one leads it again (a reload, a new tab, a reconnect), on the class's page, view
     and lesson; its own lesson file comes back from the store. A spent or wrong key: nothing."""
-    if st.session_state.get("_lead_cookie_read"):
-        return
-    st.session_state["_lead_cookie_read"] = True
     kept = S.cookie(LEAD_COOKIE)
     if ":" not in kept or st.session_state.get(TEACHING) or st.query_params.get("class") or st.query_params.get("story"):
         return

@@ -112,11 +112,8 @@ def lesson_panel(examples: dict) -> None:
 
 
 def read_link(examples: dict) -> None:
-    """Once per session, before the view is taken: ``?lesson=NAME`` opens that lesson at its first
+    """``?lesson=NAME`` opens that lesson at its first
     step (its page, document and view); an unknown name is one sentence."""
-    if st.session_state.get("lesson_url_read"):
-        return
-    st.session_state["lesson_url_read"] = True
     name = st.query_params.get("lesson")
     if not name:
         return

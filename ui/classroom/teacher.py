@@ -21,7 +21,6 @@ from ui.classroom import session as S
 TOKEN = "MICROSCOPE_TEACHER_TOKEN"
 COOKIE = "microscope_teacher"
 HOLDS = "_teacher_link"  # this session opened the teacher link, or its browser keeps its token
-READ = "_teacher_link_read"
 
 
 def token() -> str:
@@ -35,12 +34,11 @@ def holds(given: str) -> bool:
 
 
 def from_url() -> None:
-    """Once per session: ``?teacher=TOKEN`` (then dropped from the address, kept in a cookie) or the
+    """``?teacher=TOKEN`` (then dropped from the address, kept in a cookie) or the
     cookie makes this session a teacher's. A wrong token is said and logged, nothing more: it cannot
     be guessed, so nothing is held up."""
-    if st.session_state.get(READ) or not token():
+    if not token():
         return
-    st.session_state[READ] = True
     given = st.query_params.get("teacher")
     if given is not None:
         del st.query_params["teacher"]
