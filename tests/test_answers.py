@@ -62,7 +62,7 @@ def test_right_answers_and_their_words():
     assert is_right(NUMBER, 70.0) and is_right(NUMBER, 90) and not is_right(NUMBER, 90.5)
     assert is_right(Ask("number"), 3.0) is None  # no answer: an opinion
     assert described(CHOICE, 1) == "b" and described(SENTENCES, [8, 0]) == "sentences 1, 9"
-    assert described(HEAD, [1, 8]) == "layer 2, head 9" and described(NUMBER, 80.0) == "80%"
+    assert described(HEAD, [1, 8]) == "BERT 2.9" and described(NUMBER, 80.0) == "80%"
     assert Ask.from_dict(HEAD.to_dict()) == HEAD and Ask.from_dict(CHOICE.to_dict()) == CHOICE
 
 

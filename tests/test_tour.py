@@ -206,7 +206,7 @@ def test_a_lessons_export_is_a_handout_with_the_answers_last(summarizer, tmp_pat
                                        text=True, check=True).stdout.split("\f") if p.strip()]
     assert len(pages) == 5 and "Sentences (the summary): ______" in pages[0]
     last = " ".join(pages[-1].split())
-    assert "Step 1: sentences 4, 6, 27" in last and "Step 2: an opinion" in last and "Step 4: layer 6, head 3" in last
+    assert "Step 1: sentences 4, 6, 27" in last and "Step 2: an opinion" in last and "Step 4: BERT 6.3" in last
 
 
 def edit_question(at, fields: dict, ok: bool = True):
@@ -345,7 +345,7 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     quick.selectbox(key=f"{asked}_head").set_value(1).run()
     slow.pills[0].set_value([1, 2, 3]).run()
     rows = list(csv.DictReader(io.StringIO(A.as_csv(shared_store(), made["code"], A.asks_of(at.session_state["class_own_lessons"])))))
-    assert sorted(r["answer"] for r in rows) == ["layer 1, head 2", "sentences 1, 2, 3", "sentences 2, 3, 4"]
+    assert sorted(r["answer"] for r in rows) == ["BERT 1.2", "sentences 1, 2, 3", "sentences 2, 3, 4"]
 
     button(at, "story_export").click().run()  # exported: a handout, read back
     exported = at.session_state[present.EXPORTS]

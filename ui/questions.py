@@ -15,6 +15,8 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
+from model.heads import Head
+
 KINDS = ("choice", "sentences", "head", "number")
 MODELS = {"bert": "BERT", "inter": "the sentence encoder"}
 MAX_ANSWER_CHARS = 400  # a stored answer's JSON: the longest a real one is (10 sentence numbers) is ~40
@@ -182,8 +184,8 @@ def described(ask: Ask, value) -> str:
         return ask.options[value]
     if ask.kind == "sentences":
         return "sentences " + ", ".join(str(i + 1) for i in sorted(value))
-    if ask.kind == "head":
-        return f"layer {value[0] + 1}, head {value[1] + 1}"
+    if ask.kind == "head":  # as every page labels a head (model.heads.Head: "BERT 2.9")
+        return Head(ask.model, value[0], value[1]).label
     return f"{value:g}{ask.unit}"
 
 
