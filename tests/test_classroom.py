@@ -88,12 +88,13 @@ def test_the_lesson_self_paced_page_by_page(summarizer):
         assert not at.exception, (n, at.exception)
         assert at.title[0].value.startswith(TITLES[step.page]), (n, step.page)
         assert at.info, (n, at.main)
-        assert f"step {n + 1} of {len(lesson.steps)}" in at.info[0].value
+        assert f"Step {n + 1} of {len(lesson.steps)}" in at.info[0].value
         assert markdown_text(step.question) in at.info[0].value  # a lesson's words, shown as text
-        for key, value in step.view.items():
+        for key, value in step.view.pickers.items():
             assert at.session_state[key] == value, (n, key)
-        if step.page == "bert_attention" and step.view.get("bert_show") == "attention":
-            assert f"BERT layer {step.view['bert_layer'] + 1}, head {step.view['bert_head'] + 1}" in \
+        shown = step.view.pickers
+        if step.page == "bert_attention" and shown.get("bert_show") == "attention":
+            assert f"BERT layer {shown['bert_layer'] + 1}, head {shown['bert_head'] + 1}" in \
                 charts(at)[0].proto.spec
         if n < len(lesson.steps) - 1:
             button(at, "lesson_next").click().run()

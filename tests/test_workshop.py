@@ -181,7 +181,7 @@ def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
     for cache in (resources.result_cache, resources.trace_cache):
         cache.clear()
     lesson = lessons()["attention_in_20_minutes"]
-    wanted = [(n, what) for n, s in enumerate(lesson.steps) for what in results_for(s.page, s.view)]
+    wanted = [(n, what) for n, s in enumerate(lesson.steps) for what in results_for(s.page, s.view.pickers)]
     assert {w for _, w in wanted} == {"explanation", "stats", "gradient", "mixing"}, wanted
     teacher, code = teaching("attention_in_20_minutes")
     params = teacher.session_state["params"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import state
-from ui.view import View, take
+from ui.view import CONTROLS, TAKEN, View
 
 PENDING = "_view_pending"  # the Arrival the next run takes
 KEPT_QUERY = ("class", "seat", "story", "homework", "results")  # what the address keeps across a page switch
@@ -53,6 +53,21 @@ def document_of(store, doc: str | None) -> str | None:
     if doc.replace("_", "").isalnum() and path.is_file():
         return example_text(path)
     return store.get(doc)
+
+
+def take(state, pickers: dict, keep, complete: bool = False) -> None:
+    """Write a view's pickers into ``state`` (each through ``keep``, so it outlives runs that do not
+    draw it). ``complete`` (a class's or a slide's whole view): every control the view does not name
+    goes back to its default."""
+    for key, value in pickers.items():
+        if key in CONTROLS:
+            state[keep(key)] = value
+            if CONTROLS[key].per_result:
+                state.setdefault(TAKEN, set()).add(key)
+    if complete:
+        for c in CONTROLS.values():
+            if c.key not in pickers:
+                state.pop(c.key, None)
 
 
 def open_view(view: View, text: str | None, **how) -> None:

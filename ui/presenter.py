@@ -5,11 +5,10 @@ follow each other through the store (ui.stories.show_step: whoever steps, with â
 and Enter, moves both)."""
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from ui.errors import shared
+from ui.player import private_note
 from ui.present import CSS, STEPS, _keys, goto
 
 
@@ -39,7 +38,7 @@ def presenter(store) -> None:
             from viz.common import markdown_text
 
             st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)
-            st.html(f"<p class='present-private'>{html.escape(step.get('private') or '(no note for this step)')}</p>")
+            private_note(step.get("private") or "", large=True)
             if step["note"]:
                 st.caption("The audience reads: " + markdown_text(step["note"]))
             st.markdown("**Next:** " + (markdown_text(steps[n + 1]["title"] or f"Step {n + 2}") if n + 1 < len(steps)

@@ -8,7 +8,7 @@ import secrets
 
 import streamlit as st
 
-from ui import arrival, present
+from ui import arrival, player, present
 from ui.errors import shared
 from ui.stories import MAX_STEPS, BadStory, load_titled, moved, notes_key, save
 from ui.tour import MAX_NOTE, MAX_TITLE
@@ -61,17 +61,14 @@ def banner(store) -> None:
                     f"{len(steps)} step{'s' if len(steps) != 1 else ''}. Its steps are in the sidebar under **Story**.")
         if walk is not None:
             s = steps[walk]
-            st.markdown(f"**Step {walk + 1} of {len(steps)}: {markdown_text(s['title'] or '(untitled)')}**"
-                        + (f"\n\n{markdown_text(s['note'])}" if s.get("note") else "")
-                        + (f"\n\n**Question:** {markdown_text(s['question'])}" if s.get("question") else ""))
+            st.markdown(player.words(walk, len(steps), s["title"] or "(untitled)", s.get("note", ""),
+                                     s.get("question", "")))
         c = st.columns([1, 1, 1, 1, 2])
         if walk is None:
             c[0].button("Explore it", key="story_walk_start", icon=":material/explore:", on_click=open_step,
                         args=(store, 0), help="Step 1's view here, live: its page, document and controls; then Next.")
         else:
-            c[0].button("Back", key="story_walk_back", disabled=walk == 0, on_click=open_step, args=(store, walk - 1))
-            c[1].button("Next", key="story_walk_next", type="primary", disabled=walk == len(steps) - 1,
-                        on_click=open_step, args=(store, walk + 1))
+            player.back_next("story_walk", walk, len(steps), lambda to: open_step(store, to), cols=c[:2], stretch=False)
         c[2].button("Present", key="story_banner_present", type="primary" if walk is None else "secondary",
                     icon=":material/slideshow:", on_click=present.start, args=(walk or 0,))
         c[3].button("Close", key="story_banner_close", on_click=close_banner)
@@ -254,13 +251,17 @@ def lesson_text(store, steps: list[dict]) -> str:
     from ui.tour import lesson_toml
     from ui.widgets import example_text, examples
 
-    documents = {}
+    documents, references = {}, {}
     for doc in {s["view"].get("doc") for s in steps}:
         text = shared(arrival.document_of, store, doc) if isinstance(doc, str) and doc else None
         stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
         if stem or text:
             documents[doc] = {"document": stem} if stem else {"document_text": text}
-    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, documents)
+    for ref in {s["view"].get("ref") for s in steps} - {None, ""}:
+        text = shared(store.get, ref) if isinstance(ref, str) else None
+        if text:
+            references[ref] = text
+    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, documents, references)
 
 
 def lesson_file(store, steps: list[dict]) -> None:
@@ -331,7 +332,7 @@ def open_lesson(name: str) -> None:
                                     f"holds at most {MAX_STEPS}, so it was not opened here (teach it as a class, or "
                                     "split the lesson file).")
         return
-    texts = {lesson.text, *(s.document_text for s in lesson.steps)} - {""}  # documents the lesson carries
+    texts = {*(s.document_text for s in lesson.steps), *(s.reference_text for s in lesson.steps)} - {""}  # it carries
     ids = {t: shared(kept_id, t) for t in texts}  # kept in the store, as a pasted one is
     st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), ids), ID: None, OWNER: None,
                              TITLE: lesson.title, "story_pick": 0})

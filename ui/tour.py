@@ -30,19 +30,24 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
 MAX_LESSON_BYTES = 200_000
 MAX_TITLE, MAX_NOTE = 120, 4000  # characters of a tour's or step's title; of a step's text or private note
+MAX_REFERENCE = 10_000  # characters of a step's reference summary (analysis.quality.MAX_REFERENCE_CHARS, without numpy)
 
 
 @dataclass(frozen=True)
 class Step:
-    page: str          # a page's URL path ("" = Summary)
-    view: dict         # session keys → values (layers and heads 0-based here, 1-based in the file)
+    view: V.View       # its page, its document (an example's file stem; None: ``document_text``), k, trigram
+    #                    blocking, weights, window, chart and controls (layers and heads 0-based here, 1-based in the file)
     text: str          # what to look at
-    question: str
+    question: str = ""
     ask: Ask | None = None  # what answer the question takes (None: a question to think or talk about)
-    document: str = ""       # the step's own document (an example's file stem), or
-    document_text: str = ""  # … the document itself; neither: the tour's
+    document_text: str = ""  # the document itself, when it is not an example
     title: str = ""          # its title ("": "<the tour's title>: step n")
     private: str = ""        # the note only whoever presents or teaches reads
+    reference_text: str = ""  # the reference summary the view was made with ("": none, or an example's own)
+
+    @property
+    def page(self) -> str:
+        return self.view.page
 
 
 def step_title(tour_title: str, n: int, title: str = "") -> str:
@@ -60,23 +65,27 @@ class Tour:
     text: str = ""     # the document itself (document_text: a pasted document, made in the app)
 
     def document_of(self, n: int) -> tuple[str, str]:
-        """Step ``n``'s document: (an example's file stem, "") or ("", the text itself); a step
-        without one of its own plays the tour's."""
+        """Step ``n``'s document: (an example's file stem, "") or ("", the text itself)."""
         s = self.steps[n]
-        return (s.document, s.document_text) if s.document or s.document_text else (self.document, self.text)
+        return s.view.doc or "", s.document_text
 
 
 def parse(text: str, name: str) -> Tour:
     """A tour from a lesson file's TOML text (checked first: ``problems``); its views through
-    ui.view (numbers from 1); its texts without images."""
+    ui.view (numbers from 1; a step without a document of its own plays the lesson's, at the
+    lesson's k unless its view names one); its texts without images."""
     d = tomllib.loads(text)
-    steps = tuple(Step(s.get("page", ""), V.from_toml(s.get("view", {}))[0], text_only(s["text"]),
-                       text_only(s.get("question", "")), from_toml(s["answer"]) if "answer" in s else None,
-                       s.get("document", ""), s.get("document_text", ""), text_only(s.get("title", "")),
-                       text_only(s.get("private", "")))
-                  for s in d["steps"])
-    return Tour(name, text_only(d["title"]), d.get("document", ""), int(d.get("k", 3)), steps,
-                d.get("document_text", ""))
+    k = int(d.get("k", 3))
+    steps = []
+    for s in d["steps"]:
+        own = "document" in s or "document_text" in s
+        stem, own_text = (s.get("document", ""), s.get("document_text", "")) if own else \
+            (d.get("document", ""), d.get("document_text", ""))
+        view = V.View.from_toml(s.get("view", {}), s.get("page", ""), stem or None, k)[0]
+        steps.append(Step(view, text_only(s["text"]), text_only(s.get("question", "")),
+                          from_toml(s["answer"]) if "answer" in s else None, own_text, text_only(s.get("title", "")),
+                          text_only(s.get("private", "")), s.get("reference_text", "")))
+    return Tour(name, text_only(d["title"]), d.get("document", ""), k, tuple(steps), d.get("document_text", ""))
 
 
 def load_lesson(path: Path) -> Tour:
@@ -176,16 +185,16 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
             out.append((line_of("page", n), where + f"page {s.get('page')!r} is not a page of the app "
                                                     f"(\"\" for Summary, or one of {', '.join(sorted(pages - {'summary'}))})"))
         if isinstance(s.get("view"), dict):
-            pickers, wrong = V.from_toml(s["view"])
-            out += [(line_of(key, n, "view"), where + problem) for key, problem in wrong + V.beyond(pickers, shapes)]
+            view, wrong = V.View.from_toml(s["view"])
+            out += [(line_of(key, n, "view"), where + problem) for key, problem in wrong + V.beyond(view.pickers, shapes)]
         elif "view" in s:
             out.append((line_of("view", n), where + "view must be a table: [steps.view]"))
         out += document_problems(s, n)
-        for key, most in (("title", MAX_TITLE), ("private", MAX_NOTE)):
+        for key, most in (("title", MAX_TITLE), ("private", MAX_NOTE), ("reference_text", MAX_REFERENCE)):
             if key in s and (not isinstance(s[key], str) or len(s[key]) > most):
                 out.append((line_of(key, n), where + f"{key} must be a text of at most {most:,} characters"))
         unknown = set(s) - {"page", "text", "question", "view", "answer", "document", "document_text", "title",
-                            "private"}
+                            "private", "reference_text"}
         out += [(line_of(k, n), where + f"unknown key {k!r}") for k in sorted(unknown)]
         if "answer" not in s:
             continue
@@ -205,11 +214,12 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
 def story_steps(tour: Tour, weights: str | None = None, ids: dict[str, str] | None = None) -> list[dict]:
     """A lesson's steps as a story's. A step's document (its own, else the lesson's): an example's
     file name, read as a link's, or a document_text by ``ids[text]``, the id under which the store
-    keeps it."""
-    out = []
+    keeps it (a reference summary likewise); the weights its view names, else ``weights``."""
+    out, ids = [], ids or {}
     for n, s in enumerate(tour.steps):
         note, (stem, text) = s.text, tour.document_of(n)
-        view = V.View(s.page, stem or (ids or {}).get(text), tour.k, True, weights, 0, None, dict(s.view)).to_store()
+        view = s.view.but(doc=stem or ids.get(text), w=s.view.w or weights,
+                          ref=ids.get(s.reference_text) if s.reference_text else None).to_store()
         out.append({"title": step_title(tour.title, n, s.title), "note": note, "private": s.private, "view": view,
                     "uid": secrets.token_hex(6), **({"question": s.question} if s.question else {}),
                     **({"ask": s.ask.to_dict()} if s.ask else {})})
@@ -245,39 +255,40 @@ def answer_table(ask: dict) -> dict:
             "unit": a.unit, "range": [a.low, a.high]}
 
 
-def lesson_toml(title: str, steps: list[dict], documents: dict) -> str:
+def lesson_toml(title: str, steps: list[dict], documents: dict, references: dict | None = None) -> str:
     """Story steps as a lesson file, or ValueError with one sentence. ``documents``: each step's
     view "doc" → {"document": a shipped example's file stem} or {"document_text": the document
-    itself}. The first step's document is the lesson's; a step on another one names its own. A
-    lesson has one summary length k."""
-    ks = {s["view"].get("k", 3) for s in steps}
-    if len(ks) != 1:
-        raise ValueError("A lesson file has one summary length k: every step must use the same k.")
-    gone = [n + 1 for n, s in enumerate(steps) if not documents.get(s["view"].get("doc"))]
+    itself}; ``references``: a view's "ref" → the reference summary's text. The first step's
+    document and k are the lesson's; a step on another document, or at another k, names its own.
+    Every field of a step comes back from the file (``parse``, ``story_steps``)."""
+    views = [V.View.from_store(s["view"])[0] for s in steps]
+    gone = [n + 1 for n, v in enumerate(views) if not documents.get(v.doc)]
     if gone:
         raise ValueError(f"The document of step {gone[0]} is no longer on this server: it cannot go in a lesson file.")
-    first = documents[steps[0]["view"].get("doc")]
-    lines = [f"title = {_quoted(title or 'A lesson')}", *(f"{k} = {_quoted(v)}" for k, v in first.items()),
-             f"k = {ks.pop()}"]
-    for n, s in enumerate(steps):
-        text, question, own = s["note"], s.get("question") or "", documents[s["view"].get("doc")]
-        lines += ["", "[[steps]]", f"page = {_quoted(s['view'].get('page', ''))}",
+    first, k = documents[views[0].doc], views[0].k
+    lines = [f"title = {_quoted(title or 'A lesson')}", *(f"{key} = {_quoted(v)}" for key, v in first.items()),
+             f"k = {k}"]
+    for n, (s, view) in enumerate(zip(steps, views)):
+        text, question, own = s["note"], s.get("question") or "", documents[view.doc]
+        lines += ["", "[[steps]]", f"page = {_quoted(view.page)}",
                   f"text = {_quoted(text.strip() or s['title'] or '…')}"]
         if s.get("title") and s["title"] != step_title(title or "A lesson", n):  # its own title
             lines.append(f"title = {_quoted(s['title'])}")
         if (s.get("private") or "").strip():
             lines.append(f"private = {_quoted(s['private'])}")
         if own != first:  # a step on a document of its own
-            lines += [f"{k} = {_quoted(v)}" for k, v in own.items()]
+            lines += [f"{key} = {_quoted(v)}" for key, v in own.items()]
+        if view.ref and (references or {}).get(view.ref):  # (one no longer here: its example's, or none)
+            lines.append(f"reference_text = {_quoted(references[view.ref])}")
         if question or s.get("ask"):
             lines.append(f"question = {_quoted(question.strip() or s['title'] or 'What do you see?')}")
         if s.get("ask"):
             lines.append("[steps.answer]")
-            lines += [f"{k} = {_value(v)}" for k, v in answer_table(s["ask"]).items()]
-        pickers = V.to_toml(V.View.from_store(s["view"])[0].pickers)
-        if pickers:
+            lines += [f"{key} = {_value(v)}" for key, v in answer_table(s["ask"]).items()]
+        table = view.to_toml(k)
+        if table:
             lines.append("[steps.view]")
-            lines += [f"{k} = {_value(v)}" for k, v in pickers.items()]
+            lines += [f"{key} = {_value(v)}" for key, v in table.items()]
     return "\n".join(lines) + "\n"
 
 

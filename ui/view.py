@@ -142,6 +142,8 @@ HEADER: tuple[Control, ...] = (  # the result a view shows, and the chart a slid
     _c("win", Index(), 1, what="BERT window", default=0),
     _c("ref", DocName(), "id:0123456789abcdef", what="reference summary"),
     _c("chart", Text(), "bert_token", what="chart"))
+HEADER_KEYS = {c.key for c in HEADER}
+NOT_IN_TOML = {"doc", "ref"}  # a lesson step names its document and reference by text (document_text, reference_text)
 
 
 def controls(page: str) -> tuple[Control, ...]:
@@ -221,6 +223,32 @@ class View:
         page = d.get("page") if isinstance(d.get("page"), str) and d.get("page") in PAGES else ""
         return cls(page, **header, pickers=pickers), problems
 
+    # ------------------------------------------------------------ a lesson step's [steps.view]
+    def to_toml(self, k: int = 3) -> dict:
+        """The view as a lesson step's [steps.view] table (numbers from 1): its result's fields that
+        differ from the defaults (k: from the lesson's ``k``), then its controls. The page, the document
+        and the reference summary are the step's own keys (a lesson file carries documents as text, not
+        as this server's ids)."""
+        head = {c.key: c.kind.out(getattr(self, c.key)) for c in HEADER if c.key not in NOT_IN_TOML
+                and getattr(self, c.key) is not None and getattr(self, c.key) != (k if c.key == "k" else c.default)}
+        return {**head, **to_toml(self.pickers)}
+
+    @classmethod
+    def from_toml(cls, table: dict, page: str = "", doc: str | None = None, k: int = 3
+                  ) -> tuple["View", list[tuple[str, str]]]:
+        """A lesson step's [steps.view] table → (its View on ``page`` with ``doc``, [(key, problem)]);
+        ``k``: the lesson's, unless the table names its own."""
+        header, problems = {"k": k}, []
+        for c in HEADER:
+            if c.key in table and c.key not in NOT_IN_TOML:
+                value, problem = _checked(c, c.kind.inn, table[c.key])
+                if problem:
+                    problems.append((c.key, problem))
+                elif value is not None:
+                    header[c.key] = value
+        pickers, wrong = from_toml({key: v for key, v in table.items() if key not in HEADER_KEYS})
+        return cls(page, doc, **header, pickers=pickers), problems + wrong
+
     # ------------------------------------------------------------ a link's query
     def to_query(self, doc_id=None) -> dict[str, str]:
         """The view as a link's query parameters (numbers from 1; the page is the link's path).
@@ -284,21 +312,6 @@ def _read(c: Control, raw: str) -> tuple[Any, str | None]:
     if len(raw) > MAX_QUERY:
         return None, f"{c.name} is too long to be a setting ({len(raw):,} characters)"
     return _checked(c, c.kind.from_url, raw)
-
-
-def take(state, pickers: dict, keep, complete: bool = False) -> None:
-    """Write a view's pickers into ``state`` (each through ``keep``, so it outlives runs that do not
-    draw it). ``complete`` (a class's or a slide's whole view): every control the view does not name
-    goes back to its default."""
-    for key, value in pickers.items():
-        if key in CONTROLS:
-            state[keep(key)] = value
-            if CONTROLS[key].per_result:
-                state.setdefault(TAKEN, set()).add(key)
-    if complete:
-        for c in CONTROLS.values():
-            if c.key not in pickers:
-                state.pop(c.key, None)
 
 
 def fresh(state, key: str, result) -> bool:

@@ -89,12 +89,10 @@ def lesson_panel(examples: dict) -> None:
         step = st.session_state.get(STEP) or {"lesson": name, "step": -1}
         if step.get("lesson") != name:
             step = {"lesson": name, "step": -1}
-        c = st.columns(2)
-        c[0].button("Back", key="lesson_back", disabled=step["step"] <= 0, width="stretch",
-                    on_click=go_to_step, args=(lesson, step["step"] - 1, examples))
-        c[1].button("Next" if step["step"] >= 0 else "Open its first step", key="lesson_next", type="primary",
-                    width="stretch", disabled=step["step"] >= len(lesson.steps) - 1, on_click=go_to_step,
-                    args=(lesson, step["step"] + 1, examples))
+        from ui.player import back_next
+
+        back_next("lesson", step["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples),
+                  start="Open its first step")
     elif st.session_state.get(STEP) and not st.session_state.get(JOINED):
         st.session_state.pop(STEP, None)
     with st.expander("Your own lesson file"):
@@ -131,14 +129,11 @@ def read_link(examples: dict) -> None:
 def go_to_step(lesson: Tour, n: int, examples: dict) -> None:
     """A lesson button's callback: the step's page, view and (if not shown yet) document, taken at
     the top of the next run (ui.arrival)."""
-    from ui.arrival import open_view
-    from ui.view import View
+    from ui.arrival import KEEP, open_view
 
     s = lesson.steps[n]
-    text = step_document(lesson, n, examples)
-    open_view(View(s.page, lesson.document_of(n)[0] or None, lesson.k, True, None, 0, None, dict(s.view)), text,
-              complete=False, step={"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
-                                    "question": s.question, "title": lesson.title,
+    open_view(s.view, step_document(lesson, n, examples), complete=False, reference=s.reference_text or KEEP, step={"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
+                                    "question": s.question, "title": lesson.title, "step_title": s.title,
                                     "ask": s.ask.to_dict() if s.ask else None, "revealed": False})
 
 
@@ -172,12 +167,9 @@ def private_note() -> None:
     lesson = all_lessons().get(s.get("lesson"))
     if lesson is None or st.session_state.get(JOINED) or not 0 <= s.get("step", -1) < len(lesson.steps):
         return
-    note = lesson.steps[s["step"]].private
-    if note.strip():
-        from viz.common import markdown_text
+    from ui.player import private_note as note
 
-        with st.expander("Your note for this step (not shown to students)", icon=":material/speaker_notes:"):
-            st.markdown(markdown_text(note))
+    note(lesson.steps[s["step"]].private)
 
 
 def choice_hidden() -> bool:
@@ -189,10 +181,9 @@ def choice_hidden() -> bool:
 
 def step_text() -> None:
     """The lesson step's text above the page (teacher, students following, anyone self-paced)."""
-    from viz.common import markdown_text
+    from ui.player import words
 
     s = st.session_state.get(STEP)
     if s and s.get("text"):  # a lesson's words are text (ui.tour: viz.common.plain_text), shown as text
-        st.info(f"**{markdown_text(s['title'])} · step {s['step'] + 1} of {s['of']}.** {markdown_text(s['text'])}"
-                + (f"\n\n**Question:** {markdown_text(s['question'])}" if s.get("question") else ""),
+        st.info(words(s["step"], s["of"], s.get("step_title", ""), s["text"], s.get("question", ""), s["title"]),
                 icon=":material/school:")

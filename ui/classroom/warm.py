@@ -43,7 +43,7 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
         text = (texts[n] if texts else None) or class_params["text"]  # a step may play a document of its own
         params = {**class_params, "text": text}
         trace = run_trace(text, k, block, params["weights"], params["device"])
-        for what in results_for(step.page, step.view):
+        for what in results_for(step.page, step.view.pickers):
             if what == "explanation":
                 from analysis.explain import explain
 
