@@ -63,6 +63,15 @@ def test_a_story_goes_through_its_lesson_file_and_back_unchanged_in_every_field(
         return {**s, "uid": None, "view": V.View.from_store(json.loads(json.dumps(s["view"])))}
     assert [same(s) for s in back] == [same(s) for s in steps]
 
+    # taught as a class: the same tour with no file between, kept in the store as JSON, played back
+    from ui.tour import from_json, from_story, load, to_json
+
+    taught = from_story("own_story_x", "My story", steps, documents, {ids[reference]: reference})
+    assert [same(s) for s in story_steps(taught, ids=ids)] == [same(s) for s in steps]
+    assert from_json(to_json(taught), "own_story_x") == taught == load(to_json(taught), "own_story_x")
+    assert load(text, "mine") == parse(text, "mine")  # (a class kept before holds its lesson file)
+    assert taught.steps == parse(text, "mine").steps  # the story taught is the story its file teaches
+
 
 def test_a_pasted_document_goes_in_the_lesson_file_and_a_step_may_have_its_own():
     pasted = 'My own "article".\nIts second line, with a \\ backslash and émoji 🙂.'
@@ -390,3 +399,31 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
         assert len(pages) == 6 and "Which 3 will it keep?" in pages[0] and "Step 3: Their neighbours" in pages[-1]
 
 
+
+
+@pytest.mark.slow
+def test_a_story_taught_as_a_class_shows_students_each_step_as_the_story_holds_it(summarizer):
+    """Issue 69: story → class → what the class shows. Each step's view reaches the students as the
+    story holds it (its k, trigram blocking, page and controls), with no lesson file in between."""
+    from ui import classroom as C, present
+
+    at = summarize(new_app(), SHORT, k=2)
+    at.checkbox(key="block_trigram").uncheck().run()
+    next(b for b in at.button if b.label == "Summarize").click().run()
+    button(at, "story_add").click().run()  # step 1: the summary at k = 2, trigram blocking off
+    at.switch_page("pages/bert_attention.py").run()
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 3, 1
+    at.run()
+    button(at, "story_add").click().run()  # step 2: BERT layer 4, head 2
+    steps = at.session_state[present.STEPS]
+    button(at, "story_teach").click().run()
+    button(at, "class_start").click().run()
+    code = at.session_state[C.TEACHING]
+    student = opened({"class": code})
+    shown = (student.session_state["k"], student.session_state["block_trigram"])
+    assert not student.exception and shown == (steps[0]["view"]["k"], steps[0]["view"]["tb"]) == (2, False)
+    button(at, "lesson_next").click().run()
+    student.session_state[C.MOVED] = True  # what the browser's poll of the class's file sends (no JS in AppTest)
+    student.run()
+    assert student.title[0].value == "BERT attention"
+    assert {k: student.session_state[k] for k in steps[1]["view"]["pickers"]} == steps[1]["view"]["pickers"]

@@ -16,6 +16,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from model.heads import Head
+from ui.kinds import Index
 
 KINDS = ("choice", "sentences", "head", "number")
 MODELS = {"bert": "BERT", "inter": "the sentence encoder"}
@@ -57,21 +58,40 @@ class Ask:
         return self.pick or k
 
 
+ONE = Index()  # an option, layer or head: 0-based inside, 1-based in a lesson file (ui.kinds converts)
+
+
 def from_toml(table: dict) -> Ask:
     """A step's ``[steps.answer]`` table (already checked by lessons.problems) → an Ask."""
     kind = table["kind"]
     if kind == "choice":
         from viz.text import plain_text
 
-        return Ask(kind, options=tuple(plain_text(o) for o in table["options"]), right=tuple(r - 1 for r in table.get("right", ())))
+        return Ask(kind, options=tuple(plain_text(o) for o in table["options"]),
+                   right=tuple(ONE.inn(r) for r in table.get("right", ())))
     if kind == "sentences":
         return Ask(kind, pick=int(table.get("pick", 0)))
     if kind == "head":
-        return Ask(kind, model=table.get("model", "bert"), right=tuple((l - 1, h - 1) for l, h in table.get("right", ())))
+        return Ask(kind, model=table.get("model", "bert"),
+                   right=tuple((ONE.inn(l), ONE.inn(h)) for l, h in table.get("right", ())))
     low, high = table.get("range", (0, 100))
     return Ask(kind, answer=None if "answer" not in table else float(table["answer"]),
                tolerance=float(table.get("tolerance", 0)), unit=str(table.get("unit", "")), low=float(low),
                high=float(high))
+
+
+def to_toml(ask: dict) -> dict:
+    """An ``Ask.to_dict()`` as a lesson's [steps.answer] table (numbers from 1)."""
+    a = Ask.from_dict(ask)
+    if a.kind == "choice":
+        return {"kind": "choice", "options": list(a.options), **({"right": [ONE.out(r) for r in a.right]} if a.right else {})}
+    if a.kind == "sentences":
+        return {"kind": "sentences", **({"pick": a.pick} if a.pick else {})}
+    if a.kind == "head":
+        return {"kind": "head", "model": a.model,
+                **({"right": [[ONE.out(l), ONE.out(h)] for l, h in a.right]} if a.right else {})}
+    return {"kind": "number", **({"answer": a.answer, "tolerance": a.tolerance} if a.answer is not None else {}),
+            "unit": a.unit, "range": [a.low, a.high]}
 
 
 def table_problems(table: dict, shapes: dict | None = None) -> list[tuple[str | None, str]]:

@@ -245,10 +245,10 @@ def chart_picker(slot, drawn: dict[str, str]) -> None:
                        help="A slide shows one chart of the page: this one.")
 
 
-def lesson_text(store, steps: list[dict]) -> str:
-    """The story as a lesson file's TOML (ValueError: why it cannot be one): each step's document,
-    a shipped example by its name (also when its text was pasted), any other written into the file."""
-    from ui.tour import lesson_toml
+def documents_of(store, steps: list[dict]) -> tuple[dict, dict]:
+    """The story's documents as a lesson carries them: each view's "doc" → {"document": a shipped
+    example's name (also when its text was pasted)} or {"document_text": the text}; and each view's
+    "ref" → its reference summary's text (those no longer here: left out)."""
     from ui.widgets import example_text, examples
 
     documents, references = {}, {}
@@ -261,7 +261,14 @@ def lesson_text(store, steps: list[dict]) -> str:
         text = shared(store.get, ref) if isinstance(ref, str) else None
         if text:
             references[ref] = text
-    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, documents, references)
+    return documents, references
+
+
+def lesson_text(store, steps: list[dict]) -> str:
+    """The story as a lesson file's TOML (ValueError: why it cannot be one)."""
+    from ui.tour import lesson_toml
+
+    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, *documents_of(store, steps))
 
 
 def lesson_file(store, steps: list[dict]) -> None:
@@ -275,18 +282,24 @@ def lesson_file(store, steps: list[dict]) -> None:
                        key="story_lesson", on_click="ignore", icon=":material/download:", width="stretch",
                        help="A lesson for Class & lessons (TOML): its steps, views, texts and questions.")
     st.button("Teach it as a class", key="story_teach", icon=":material/school:", width="stretch",
-              on_click=teach, args=(text,),
+              on_click=teach, args=(store,),
               help="This story becomes the lesson under Class & lessons, open at its first step: Start a class there, "
                    "or assign it as homework.")
 
 
-def teach(text: str) -> None:
-    """The story as the class's lesson (the lesson file it downloads, loaded as a teacher's own)."""
+def teach(store) -> None:
+    """The story as the class's lesson: the same tour, every field (ui.tour.from_story), no file between."""
     from ui import state
-    from ui.classroom.steps import add_own, choose
+    from ui.classroom.steps import add_tour, choose
+    from ui.tour import from_story
 
+    steps = st.session_state.get(STEPS) or []
     name = "own_story_" + (st.session_state.get(ID) or "new")
-    add_own(name, text)
+    try:
+        add_tour(from_story(name, st.session_state.get(TITLE) or steps[0]["title"], steps, *documents_of(store, steps)))
+    except ValueError as e:  # (a document gone since the panel was drawn)
+        st.session_state[NOTICE] = f"Not taught: {e}"
+        return
     st.session_state[state.keep("class_lesson")] = name
     choose(name)
     st.session_state[NOTICE] = ("This story is now the lesson under Class & lessons, at its first step: "

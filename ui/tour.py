@@ -16,6 +16,7 @@ the answer it takes: ui.questions.Ask) and optionally a document of its own. Two
 from __future__ import annotations
 
 import functools
+import json
 import re
 import secrets
 import tomllib
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from ui import view as V
 from ui.questions import Ask, from_toml, table_problems
+from ui.questions import to_toml as answer_to_toml
 from viz.text import plain_text as text_only
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,6 +228,47 @@ def story_steps(tour: Tour, weights: str | None = None, ids: dict[str, str] | No
     return out
 
 
+def from_story(name: str, title: str, steps: list[dict], documents: dict, references: dict | None = None) -> Tour:
+    """Story steps as a tour, with no lesson file between (the inverse of ``story_steps``; a story
+    taught as a class): ``documents`` and ``references`` as ``lesson_toml`` takes them."""
+    views = [V.View.from_store(s["view"])[0] for s in steps]
+    gone = [n + 1 for n, v in enumerate(views) if not documents.get(v.doc)]
+    if gone:
+        raise ValueError(f"The document of step {gone[0]} is no longer on this server: it cannot be taught.")
+    out = []
+    for s, view in zip(steps, views):
+        doc = documents[view.doc]
+        out.append(Step(view.but(doc=doc.get("document") or None, ref=None), s.get("note") or "",
+                        s.get("question") or "", Ask.from_dict(s["ask"]) if s.get("ask") else None,
+                        doc.get("document_text", ""), s.get("title") or "", s.get("private") or "",
+                        (references or {}).get(view.ref, "") if view.ref else ""))
+    first = documents[views[0].doc]
+    return Tour(name, title, first.get("document", ""), views[0].k, tuple(out), first.get("document_text", ""))
+
+
+def to_json(tour: Tour) -> str:
+    """The tour as the store keeps it (the lesson a class or homework plays): JSON, every field."""
+    return json.dumps({"title": tour.title, "document": tour.document, "k": tour.k, "text": tour.text,
+                       "steps": [{"view": s.view.to_store(), "text": s.text, "question": s.question,
+                                  "ask": s.ask.to_dict() if s.ask else None, "document_text": s.document_text,
+                                  "title": s.title, "private": s.private, "reference_text": s.reference_text}
+                                 for s in tour.steps]}, ensure_ascii=False)
+
+
+def from_json(text: str, name: str) -> Tour:
+    """A tour as ``to_json`` keeps it (its views checked again: ui.view)."""
+    d = json.loads(text)
+    steps = tuple(Step(V.View.from_store(s["view"])[0], text_only(s["text"]), text_only(s["question"]),
+                       Ask.from_dict(s["ask"]) if s.get("ask") else None, s["document_text"], text_only(s["title"]),
+                       text_only(s["private"]), s["reference_text"]) for s in d["steps"])
+    return Tour(name, text_only(d["title"]), d["document"], int(d["k"]), steps, d["text"])
+
+
+def load(text: str, name: str) -> Tour:
+    """A tour as the store holds it: its JSON (``to_json``), or a lesson file's TOML (what it held before)."""
+    return from_json(text, name) if text.lstrip().startswith("{") else parse(text, name)
+
+
 def _quoted(text: str) -> str:
     """A TOML basic string (escapes: backslash, quote, newline, control characters)."""
     out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
@@ -240,19 +283,6 @@ def _value(v) -> str:
     if isinstance(v, str):
         return _quoted(v)
     return "[" + ", ".join(_value(x) for x in v) + "]"
-
-
-def answer_table(ask: dict) -> dict:
-    """An ``Ask.to_dict()`` as a lesson's [steps.answer] table (numbers from 1)."""
-    a = Ask.from_dict(ask)
-    if a.kind == "choice":
-        return {"kind": "choice", "options": list(a.options), **({"right": [r + 1 for r in a.right]} if a.right else {})}
-    if a.kind == "sentences":
-        return {"kind": "sentences", **({"pick": a.pick} if a.pick else {})}
-    if a.kind == "head":
-        return {"kind": "head", "model": a.model, **({"right": [[l + 1, h + 1] for l, h in a.right]} if a.right else {})}
-    return {"kind": "number", **({"answer": a.answer, "tolerance": a.tolerance} if a.answer is not None else {}),
-            "unit": a.unit, "range": [a.low, a.high]}
 
 
 def lesson_toml(title: str, steps: list[dict], documents: dict, references: dict | None = None) -> str:
@@ -284,7 +314,7 @@ def lesson_toml(title: str, steps: list[dict], documents: dict, references: dict
             lines.append(f"question = {_quoted(question.strip() or s['title'] or 'What do you see?')}")
         if s.get("ask"):
             lines.append("[steps.answer]")
-            lines += [f"{key} = {_value(v)}" for key, v in answer_table(s["ask"]).items()]
+            lines += [f"{key} = {_value(v)}" for key, v in answer_to_toml(s["ask"]).items()]
         table = view.to_toml(k)
         if table:
             lines.append("[steps.view]")

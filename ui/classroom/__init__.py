@@ -6,12 +6,12 @@ document, k, trigram blocking, weights, the shown page's controls (ui.view), the
 to the shared store; its ``version`` goes up only when something changed, and goes to a tiny
 static file too. A student's browser reads that file every second (every half second behind
 scripts/serve.py, where nginx serves it); when the number moves, the student's session takes the
-teacher's view (the document from the store, the result from the server's shared cache) and
-reruns on the teacher's page. Nothing re-runs while nothing changes. The store is the only
+teacher's view (the document from the store, the result from the server's shared cache: it
+arrives through ui.arrival, as any view does) and reruns on the teacher's page. Nothing re-runs while nothing changes. The store is the only
 channel between processes, so students and teacher may be on different app processes
 (scripts/serve.py, nginx) or machines (PostgreSQL; each process copies live classes' versions to
 its static files). A student can leave to explore and come back. A class plays a tour (ui.tour:
-a lesson file in lessons/ or a story made in the app), stepped with Back/Next, alone or for a class.
+a lesson file in lessons/ or a story made in the app), stepped with Back/Next (ui.player), alone or for a class.
 
 Who may lead (docs/security.md): one session leads a class at a time, the one that started it or
 last resumed it with its resume key (a new key at every resume); the store refuses the others'

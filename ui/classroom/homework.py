@@ -33,7 +33,7 @@ HOMEWORK_SEATS_PER_ADDRESS = 300
 
 
 def assign(store, name: str, text: str, days: float, after_due: bool) -> tuple[str, str]:
-    """A new homework of the lesson ``name`` (its TOML ``text``), due in ``days``; → (its code, the
+    """A new homework of the lesson ``name`` (``text``: as the store keeps a tour, ui.tour.to_json), due in ``days``; → (its code, the
     teacher's results key; only its hash is kept)."""
     days = min(max(days, 1 / 24), MAX_DAYS)
     code = start(store, {}, valid_hours=24 * days, leader=secrets.token_hex(16))  # no one steps it
@@ -153,8 +153,8 @@ def panel(store) -> None:
 def assign_panel(store, name: str, url: str) -> None:
     """Under a chosen lesson: assign it as homework (deadline, when answers are revealed) → the
     students' link and the teacher's results link."""
-    from ui.tour import LESSONS
     from ui.classroom.steps import OWN_TEXT
+    from ui.tour import LESSONS, load_lesson, to_json
 
     made = st.session_state.get("_homework_made")
     with st.popover("Assign as homework", icon=":material/assignment:", width="stretch"):
@@ -163,8 +163,8 @@ def assign_panel(store, name: str, url: str) -> None:
                  format_func={"after": "right after the student answers", "due": "only after the deadline"}.get)
         if st.button("Assign", key="homework_assign", type="primary", icon=":material/assignment:"):
             text = (st.session_state.get(OWN_TEXT) or {}).get(name)
-            if text is None:
-                text = (LESSONS / f"{name}.toml").read_text(encoding="utf-8")
+            if text is None:  # a shipped lesson: kept with the homework as any tour is
+                text = to_json(load_lesson(LESSONS / f"{name}.toml"))
             code, key = shared(assign, store, name, text, float(st.session_state["homework_days"]),
                                st.session_state["homework_reveal"] == "due", default=(None, None))
             if code:

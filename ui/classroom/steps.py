@@ -9,11 +9,11 @@ from pathlib import Path
 import streamlit as st
 
 from ui import state
-from ui.tour import MAX_LESSON_BYTES, Tour, lessons, parse, problems
+from ui.tour import MAX_LESSON_BYTES, Tour, lessons, load, problems, to_json
 from ui.classroom.session import FOLLOWING, JOINED, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
-OWN_TEXT = "class_own_lesson_texts"  # … and their files' text (a class keeps the one it plays in the store)
+OWN_TEXT = "class_own_lesson_texts"  # … as the store keeps them (ui.tour.to_json: a class keeps the one it plays)
 OWN_ERROR = "class_own_lesson_error"  # what was wrong with the file an uploader (its key) gave: {key: message}
 
 
@@ -57,8 +57,14 @@ def own_error(key: str) -> None:
 
 
 def add_own(name: str, text: str) -> None:
-    st.session_state.setdefault(OWN, {})[name] = parse(text, name)
-    st.session_state.setdefault(OWN_TEXT, {})[name] = text
+    """A lesson file's text (TOML, checked first), or a tour as the store keeps it (ui.tour.load)."""
+    add_tour(load(text, name))
+
+
+def add_tour(tour: Tour) -> None:
+    """A tour this session may play (its name: the lesson's); what a class keeps of it in the store: its JSON."""
+    st.session_state.setdefault(OWN, {})[tour.name] = tour
+    st.session_state.setdefault(OWN_TEXT, {})[tour.name] = to_json(tour)
 
 
 def choose(name: str | None = None) -> None:

@@ -85,7 +85,7 @@ def publish(store, code: str, view: dict, leader: str, drawn: bool = False) -> b
     ``drawn``: published after the page ran to its end; pickers that only appeared then (the page's
     widgets drawn for the first time, at their defaults) are stored without moving it: a student on
     the view before them draws the same defaults, since taking a view drops the pickers it does not
-    name (``apply_pending``). So a student reruns once per step of the teacher, not once more after
+    name (``ui.arrival.apply``). So a student reruns once per step of the teacher, not once more after
     the teacher's page has drawn. At any other time (before the page, a run cut short by the next
     one) a picker that appears may hold the teacher's new choice: it moves the version.
     Only the session that leads the class writes (checked in the write itself); → whether it leads."""
