@@ -20,7 +20,7 @@ import streamlit as st  # noqa: E402
 import torch  # noqa: E402
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
-from ui import a11y, arrival, classroom, figures, link, present, state, story, wire  # noqa: E402
+from ui import a11y, arrival, classroom, figures, link, present, roles, state, story, wire  # noqa: E402
 from ui.classroom import homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
@@ -52,7 +52,10 @@ PAGES = [
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ]
-pg = st.navigation(PAGES)  # first: a lesson step or a class may switch pages before any widget
+# first: a lesson step or a class may switch pages before any widget; a student on an open question has
+# no page list (every other page shows the model's choice: ui.roles)
+listed = not roles.answering(document_store())
+pg = st.navigation(PAGES, position="sidebar" if listed else "hidden")
 st.set_page_config(page_title=f"{pg.title} · Attention microscope")  # WCAG 2.4.2: each page its own title
 st.session_state.pop(figures.DRAWN, None)  # the charts this run draws (plain words once a kind; Figure downloads)
 
@@ -84,9 +87,12 @@ if st.session_state.get(present.PRESENTER):  # the presenter view of a story (an
     st.stop()
 shared(classroom.catch_up, document_store())  # the class teacher's view, when it moved
 arrival.apply(pg)  # the view a link, a story, a slide, a class or a lesson step opened: before any widget
-shared(homework.left_the_step, document_store(), pg)  # homework: another page makes an open answer final
+roles.guard(document_store(), pg)  # a student's open question: another page leads back, another step makes it final
+if listed and roles.answering(document_store()):  # a question opened this run: its page list goes at once
+    st.rerun()
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 
+student = roles.role() == roles.STUDENT  # (decided from what the session holds: ui.roles)
 with st.sidebar:
     st.selectbox("Example document", list(EXAMPLES), index=None, placeholder="Pick an example…",
                  key="example", on_change=load_example)
@@ -136,14 +142,16 @@ with st.sidebar:
                                                        or st.session_state.get(homework.RESULTS))):
         if st.session_state.get(classroom.JOINED):
             shared(classroom.follow, document_store())
-        else:
+        elif not student:
             shared(classroom.teacher_panel, document_store(), st.context.url or "")
-        classroom.lesson_panel(EXAMPLES)
-        if not st.session_state.get(homework.CODE):  # a homework student is a student
+        classroom.lesson_panel(EXAMPLES)  # (a student's: homework's Back/Next only)
+        if not student:
             classroom.private_note()
         shared(homework.sidebar, document_store(), st.context.url or "")
-    with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
-        story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
+    story_charts = None
+    if not student:  # a student has no stories: a class's lesson opened as one would show its notes and answers
+        with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
+            story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),
                  horizontal=True, format_func=str.upper)
@@ -171,6 +179,8 @@ for problem in [] if presenting else state.take_link_problems():
     st.warning(f"This link's {markdown_text(problem)}; the rest of the link is restored.")
 for notice in state.take_view_notices():  # (presenting too: the slide is not the view it names)
     st.warning(notice)
+if notice := roles.said():  # a student's door on an open question (ui.roles)
+    st.info(notice, icon=":material/lock:")
 if state.error() and not presenting:
     st.error(state.error() + (" The results below are still those of the previous Summarize."
                               if state.params() else ""))

@@ -51,11 +51,17 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
                      .inner_text(timeout=60_000)).group(1)
     main = teacher.get_by_test_id("stMain")
     assert "hidden until" in main.inner_text() and main.locator(".js-plotly-plot").count() == 0
+    side.get_by_role("button", name="Show the join screen").click()  # the projector's join screen; Esc leaves it
+    teacher.get_by_text("Join the class: scan the code", exact=False).wait_for(timeout=60_000)
+    idle(teacher)
+    teacher.keyboard.press("Escape")
+    teacher.get_by_text("Join the class: scan the code", exact=False).wait_for(state="detached", timeout=60_000)
 
     student = open_app(browser, f"{server}?class={code}")
     student.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(student)
     assert "★" not in student.get_by_test_id("stMain").inner_text()  # the model's choice hidden
+    assert student.get_by_test_id("stSidebarNav").count() == 0  # and no page list while the question is open
     pills = student.get_by_test_id("stButtonGroup").filter(has_text="27")  # one toggle per sentence number
     for number in ("4", "6", "27"):  # by keyboard alone: the toggle focused, Enter picks exactly it
         pills.get_by_role("button", name=number, exact=True).focus()

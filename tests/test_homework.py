@@ -86,18 +86,27 @@ def test_a_homework_code_is_no_class_and_a_made_up_one_is_one_sentence(summarize
     assert not unknown.exception and any("does not exist" in w.value for w in unknown.warning)
 
 
-def test_another_page_while_a_question_is_open_makes_the_answer_final(summarizer):
-    """Hidden means hidden in homework too: the other pages show the model's choice, so opening one
-    while a question is open keeps the answer as it was (as leaving to explore does in a class)."""
+def test_another_page_while_a_question_is_open_leads_back_and_next_makes_the_answer_final(summarizer):
+    """Hidden means hidden in homework too (issue 70): the other pages show the model's choice, so a
+    student on an open question who opens one is led back to the question; Next (and Back) make the
+    answer final first, said before and after; the next step's text cannot change the answer."""
     code, _ = assigned("due")
     student = opened({"homework": code})
-    assert any("makes your answer to it final" in c.value for c in student.caption)  # said before it happens
+    assert any("makes your answer" in c.value and "final" in c.value for c in student.caption)  # said before
+    assert not any(b.key in ("story_add", "lesson_example", "homework_assign", "class_start") for b in student.button)
     student.pills[0].set_value([0, 1, 2]).run()
     step0, seat = A.step_id(student.session_state[C.STEP]), student.session_state[H.SEAT]
     assert not A.left(shared_store(), code, step0, seat)
     student.switch_page("pages/sentence_encoder.py").run()  # its scores and stars would give the answer away
-    assert not student.exception and A.left(shared_store(), code, step0, seat)
-    student.switch_page("pages/summary.py").run()  # back: the answer stands, and says why
+    assert not student.exception and student.title[0].value == "Summary", student.title[0].value
+    assert any("other pages show the model's choice" in i.value for i in student.info)
+    assert not A.left(shared_store(), code, step0, seat) and not student.pills[0].disabled  # still answering
+    button(student, "lesson_next").click().run()  # Next: the answer as it stands is final
+    student.run()
+    assert A.left(shared_store(), code, step0, seat)
+    assert any("final" in i.value for i in student.info)  # said after
+    button(student, "lesson_back").click().run()
+    student.run()
     assert student.pills[0].disabled and student.pills[0].value == [0, 1, 2]
     assert any("Your answer is final" in c.value for c in student.caption)
     assert "The model's answer" not in " ".join(m.value for m in student.markdown)  # still hidden until the deadline

@@ -15,6 +15,7 @@ from ui import state
 from ui.view import CONTROLS, TAKEN, View
 
 PENDING = "_view_pending"  # the Arrival the next run takes
+STEP_PAGE = "_view_step_page"  # the page the tour step's view was taken on (a class's: where its teacher is)
 KEPT_QUERY = ("class", "seat", "story", "homework", "results")  # what the address keeps across a page switch
 
 
@@ -86,6 +87,7 @@ def apply(page) -> None:
         return
     v = a.view
     if v.page != page.url_path:  # (the address keeps the class, the seat and the story it names)
+        state.carry_widgets(state.SIDEBAR)  # (this run stops before the sidebar draws them: they would be forgotten)
         st.switch_page(script_of(v.page), query_params={k: st.query_params[k] for k in KEPT_QUERY
                                                          if k in st.query_params})
     del st.session_state[PENDING]
@@ -118,4 +120,4 @@ def apply(page) -> None:
             st.session_state[state.WINDOW] = v.win
     take(st.session_state, v.pickers, state.keep, complete=a.complete)
     if a.step is not KEEP:
-        st.session_state[state.STEP] = a.step
+        st.session_state[state.STEP], st.session_state[STEP_PAGE] = a.step, v.page

@@ -25,10 +25,15 @@ def keep(key: str) -> str:
     return key
 
 
-def carry_widgets() -> None:
-    for key in st.session_state.get(KEPT, ()):
+def carry_widgets(keys=None) -> None:
+    """Write each kept value back (``keys``: these widgets' instead, e.g. before a run that stops
+    before drawing them, such as a page switch at the top of a run)."""
+    for key in st.session_state.get(KEPT, ()) if keys is None else keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
+
+
+SIDEBAR = ("example", "document", "reference", "k", "block_trigram", "weights", "device", WINDOW)  # app.py's widgets
 
 
 def forget(key: str) -> None:

@@ -237,7 +237,10 @@ def panel(store, page: str, title: str, url: str):
 
 
 def chart_picker(slot, drawn: dict[str, str]) -> None:
-    """After the page: which of the charts it drew a new step shows (none drawn: its first, later)."""
+    """After the page: which of the charts it drew a new step shows (none drawn: its first, later);
+    ``slot`` None: no Story panel this run."""
+    if slot is None:
+        return
     if st.session_state.get(CHART) not in drawn:
         st.session_state.pop(CHART, None)
     if len(drawn) > 1:

@@ -17,7 +17,7 @@ import time
 
 import streamlit as st
 
-from ui import arrival, state
+from ui import state
 from ui.classroom import address, session as S
 from ui.classroom.answers import give, issued, leave, left, mine, new_seat, of_step, refused_words, sit, step_id
 from ui.questions import Ask, Refused, described
@@ -108,19 +108,6 @@ def open_from_url(store, examples: dict) -> None:
     go_to_step(all_lessons()[found["lesson"]], 0, examples)
 
 
-def left_the_step(store, page) -> None:
-    """A homework student on another page than an open question's: every other page shows the
-    model's choice, so their answer to it is final now, as a class student's who leaves to explore."""
-    code, seat, s = st.session_state.get(CODE), st.session_state.get(SEAT), st.session_state.get(S.STEP)
-    if not (code and seat and s and s.get("ask") and not s.get("revealed")) or arrival.pending():
-        return
-    from ui.classroom.steps import all_lessons
-
-    lesson = all_lessons().get(s.get("lesson"))
-    if lesson is not None and lesson.steps[s["step"]].page != page.url_path:
-        leave(store, code, step_id(s), seat)
-
-
 def seat_cookie(code: str) -> str:
     return f"microscope_homework_{code}"
 
@@ -138,8 +125,8 @@ def panel(store) -> None:
     s = st.session_state.get(S.STEP)
     if seat and s and s.get("ask") and not s.get("revealed") and not shared(left, store, code, step_id(s), seat,
                                                                             default=True):
-        st.caption(":material/lock: Opening another page while this step's question is open makes your answer to "
-                   "it final: the other pages show the model's choice.")
+        st.caption(":material/lock: Back, Next or another page while this step's question is open makes your answer "
+                   "to it final: the other steps and pages may show the model's choice.")
     if seat:
         if st.query_params.get("homework") != code:
             st.query_params["homework"] = code
@@ -156,12 +143,25 @@ def assign_panel(store, name: str, url: str) -> None:
     from ui.classroom.steps import OWN_TEXT
     from ui.tour import LESSONS, load_lesson, to_json
 
+    from ui.classroom import teacher
+    from ui.classroom.lead import password, refusal
+
     made = st.session_state.get("_homework_made")
+    if not teacher.may_teach():  # a teacher's action, as Start a class is
+        st.caption(":material/key: Assigning homework takes the teacher link the server printed when it started "
+                   "(scripts/serve.py).")
+        return
     with st.popover("Assign as homework", icon=":material/assignment:", width="stretch"):
         st.number_input("Due in (days)", 1, MAX_DAYS, 7, key="homework_days")
         st.radio("Each answer's result", ["after", "due"], key="homework_reveal",
                  format_func={"after": "right after the student answers", "due": "only after the deadline"}.get)
-        if st.button("Assign", key="homework_assign", type="primary", icon=":material/assignment:"):
+        given = st.text_input("Teacher password", type="password", key="homework_password") if password() else None
+        clicked = st.button("Assign", key="homework_assign", type="primary", icon=":material/assignment:")
+        refused = shared(refusal, store, given, default="The shared store cannot be reached: try again.") \
+            if clicked else None
+        if refused:
+            st.error(refused)
+        elif clicked:
             text = (st.session_state.get(OWN_TEXT) or {}).get(name)
             if text is None:  # a shipped lesson: kept with the homework as any tour is
                 text = to_json(load_lesson(LESSONS / f"{name}.toml"))
@@ -213,7 +213,7 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
         return
     if locked:  # another page was opened while the question was open: what was saved stands
         st.caption(f":material/lock: Your answer is final ({markdown_text(described(ask, stored)) if stored is not None else 'none'}"
-                   f"): another page was opened while this question was open. The model's answer is shown after "
+                   f"): you left this step, or opened another page, while its question was open. The model's answer is shown after "
                    f"the deadline, {when(found['due'])}.")
         return
     if stored is None:
@@ -258,8 +258,10 @@ def sidebar(store, url: str) -> None:
     if st.session_state.get(CODE) or st.session_state.get(RESULTS):
         panel(store)
         return
+    from ui.roles import STUDENT, role
+
     name = (st.session_state.get(S.STEP) or {}).get("lesson")
-    if name and not st.session_state.get(S.JOINED) and not st.session_state.get(S.TEACHING):
+    if name and role() != STUDENT and not st.session_state.get(S.TEACHING):
         assign_panel(store, name, url)
 
 

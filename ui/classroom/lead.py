@@ -87,17 +87,13 @@ def teacher_panel(store, url: str) -> None:
             st.caption(":material/key: Starting or leading a class takes the teacher link the server printed "
                        "when it started (scripts/serve.py).")
             return
-        # the teacher link replaces the password (ui.classroom.teacher); without one, the password if set
-        secret = None if teacher.token() else os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
+        secret = password()
         given = st.text_input("Teacher password", type="password", key="class_password") if secret else None
         if st.button("Start a class", key="class_start", icon=":material/school:",
                      help="Students who open its link see what you see: page, document, layer, head, view."):
-            wait = held_up(store)
-            if wait > 0:
-                st.error(f"Too many wrong passwords from this browser: try again in {seconds(wait)}.")
-            elif not password_ok(secret, given):
-                wrong_try(store)
-                st.error("Wrong teacher password.")
+            refused = refusal(store, given)
+            if refused:
+                st.error(refused)
             elif state.params() is None:
                 st.error("Summarize a document first: the class starts on what you show.")
             else:
@@ -174,6 +170,26 @@ def wrong_try(store, code: str | None = None) -> None:
 def seconds(wait: float) -> str:
     """A wait as a user reads it: whole seconds, never "0 s"."""
     return f"{max(1, math.ceil(wait))} s"
+
+
+def password() -> str | None:
+    """The teacher password to ask for: none with the teacher link (ui.classroom.teacher replaces it),
+    else MICROSCOPE_TEACHER_PASSWORD if set."""
+    return None if teacher.token() else os.environ.get("MICROSCOPE_TEACHER_PASSWORD")
+
+
+def refusal(store, given: str | None) -> str | None:
+    """Why a teacher's action (Start a class, Assign as homework) is refused now, in one sentence
+    (None: it may go on): the teacher link, or the password with its throttle."""
+    if not teacher.may_teach():
+        return "This takes the teacher link the server printed when it started (scripts/serve.py)."
+    wait = held_up(store)
+    if wait > 0:
+        return f"Too many wrong passwords from this browser: try again in {seconds(wait)}."
+    if not password_ok(password(), given):
+        wrong_try(store)
+        return "Wrong teacher password."
+    return None
 
 
 def password_ok(secret: str | None, given: str | None) -> bool:
@@ -350,6 +366,23 @@ JOIN_CSS = """<style>
 </style>"""
 
 
+_ESC_JS = """
+export default function(component) {
+  const { setTriggerValue } = component;
+  const on = (e) => {
+    if (!document.querySelector('.st-key-class_join_close')) {  // the join screen is gone
+      window.removeEventListener('keydown', on, true); return;
+    }
+    if (e.key === 'Escape') { e.preventDefault(); setTriggerValue('esc', Date.now()); }
+  };
+  if (window.__microscopeJoinEsc) window.removeEventListener('keydown', window.__microscopeJoinEsc, true);
+  window.__microscopeJoinEsc = on;
+  window.addEventListener('keydown', on, true);
+}
+"""
+_esc = st.components.v2.component("microscope_join_escape", js=_ESC_JS)
+
+
 def join_screen(url: str) -> None:
     """The whole window for joining, on the projector: the class code large, its link, and its QR
     code as large as the window allows; Close goes back to the page."""
@@ -366,5 +399,6 @@ def join_screen(url: str) -> None:
             st.warning(problem, icon=":material/wifi_off:")
         st.button("Close the join screen", key="class_join_close", icon=":material/close:",
                   on_click=st.session_state.pop, args=(JOIN_SCREEN, None))
+        _esc(key="class_join_escape", on_esc_change=lambda: st.session_state.pop(JOIN_SCREEN, None))  # Esc: Close
     with right:
         st.image(qr_png(link, scale=16), width="stretch", alt=f"QR code of the class's join link, {link}")

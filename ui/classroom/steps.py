@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.tour import MAX_LESSON_BYTES, Tour, lessons, load, problems, to_json
-from ui.classroom.session import FOLLOWING, JOINED, STEP
+from ui.classroom.session import JOINED, STEP
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
 OWN_TEXT = "class_own_lesson_texts"  # … as the store keeps them (ui.tour.to_json: a class keeps the one it plays)
@@ -83,8 +83,17 @@ def choose(name: str | None = None) -> None:
 def lesson_panel(examples: dict) -> None:
     """Sidebar: pick a lesson (it opens at its first step), Back/Next through its steps (alone, or
     for a class as its teacher), or load one's own lesson file."""
-    if st.session_state.get(JOINED) and st.session_state.get(FOLLOWING):
-        return  # a student following: the teacher turns the pages
+    from ui.roles import STUDENT, role
+
+    if role() == STUDENT:  # no lesson tools (a lesson file holds its notes and answers): homework's Back/Next only
+        step, lesson = st.session_state.get(STEP) or {}, all_lessons().get(st.session_state.get("class_lesson"))
+        if lesson is not None and not st.session_state.get(JOINED) and step.get("lesson") == lesson.name:
+            from ui.player import back_next
+            from viz.common import markdown_text
+
+            st.caption(f":material/school: {markdown_text(lesson.title)}")
+            back_next("lesson", step["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples))
+        return
     found = all_lessons()
     none = "— no lesson —"  # an option of its own: a None value reads as no choice
     name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"), on_change=choose,
