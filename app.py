@@ -231,6 +231,7 @@ unknown = link.unknown_page([p.url_path for p in PAGES])
 if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 story.banner(document_store())
+classroom.led_elsewhere_banner(st.context.url or "")  # a class this tab led is led from another now
 classroom.step_text()
 try:  # its question, when it takes answers
     shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)

@@ -23,6 +23,20 @@ HEAD = Ask("head", model="bert", right=((1, 8),))
 NUMBER = Ask("number", answer=80.0, tolerance=10.0, unit="%")
 
 
+@pytest.mark.parametrize("typed, read", [("8,5", 8.5), ("8.5", 8.5), ("-0", 0.0), ("80%", 80.0), ("1 234,5", 1234.5),
+                                         ("1.234,5", 1234.5), ("1,234.5", 1234.5), ("", None), ("\u22123", -3.0)])
+def test_a_number_is_read_as_its_writer_wrote_it(typed, read):
+    """Issue 70: "8,5" is 8.5, never 85; -0 is 0 (not "-0%"); what could be read two ways, or is
+    no number, is refused in one sentence."""
+    from ui.questions import read_number
+
+    got = read_number(typed, "%")
+    assert got == read and (got is None or str(got) != "-0.0")
+    for bad in ("1,234", "8,,5", "abc", "1.2.3", "--1"):
+        with pytest.raises(ValueError, match=r"^“.*(not a number|could be read two ways).*\.$"):
+            read_number(bad)
+
+
 @pytest.mark.parametrize("ask, good, bad", [
     (CHOICE, 2, [3, -1, True, "b", 1.0, [1]]),
     (SENTENCES, [4, 0, 8], [[0, 1], [0, 1, 9], [0, 0, 1], [0, 1, "2"], [0, 1, True], "0 1 2"]),
@@ -219,8 +233,8 @@ def test_choice_head_and_number_questions_in_a_class(summarizer):
     button(teacher, "class_start").click().run()
     code = teacher.session_state[C.TEACHING]
     student = joined(code)
-    answers = {"choice": lambda s: s.radio[0].set_value(1), "number": lambda s: s.number_input(
-        key=f"answer_{A.step_id(s.session_state[C.STEP])}").set_value(78.0),
+    answers = {"choice": lambda s: s.radio[0].set_value(1), "number": lambda s: s.text_input(
+        key=f"answer_{A.step_id(s.session_state[C.STEP])}").set_value("78,0"),  # (a decimal comma: 78)
         "head": lambda s: (s.selectbox(key=f"answer_{A.step_id(s.session_state[C.STEP])}_layer").set_value(1),
                            s.selectbox(key=f"answer_{A.step_id(s.session_state[C.STEP])}_head").set_value(8))}
     for n in asked[:3]:

@@ -370,7 +370,8 @@ def test_the_resume_key_stays_off_screen_a_student_cannot_lock_out_or_take_over(
     v = C.version(teacher_store(), code)
     teacher.switch_page("pages/learn.py").run()  # the old tab: told, and its view not published
     assert C.TEACHING not in teacher.session_state and not teacher.exception
-    assert any(f"Class {code} is now led from another browser" in w.value for w in teacher.warning)
+    assert any(f"Class {code} is led from another tab or browser now" in w.value for w in teacher.warning)
+    assert any(b.label == "Lead it here again" for b in teacher.get("link_button"))  # in the main area, one click
     assert C.version(teacher_store(), code) == v
     summarize(other, SHORT).switch_page("pages/heads.py").run()  # the new leader's is
     assert C.version(teacher_store(), code) > v

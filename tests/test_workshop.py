@@ -55,7 +55,7 @@ def test_the_teachers_reload_leads_the_same_class_at_the_same_step_with_its_less
     assert again.session_state[C.RESUME] != key  # the key in the cookie is spent: a new one kept
     teacher.run()
     assert C.TEACHING not in teacher.session_state  # the old tab no longer leads, and says so
-    assert any("led from another browser" in w.value for w in teacher.warning)
+    assert any("led from another tab or browser" in w.value for w in teacher.warning)
     spent = new_app()  # the old key again (a copied cookie): nothing happens
     assert C.TEACHING not in spent.session_state
 

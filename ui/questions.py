@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass
 
 from model.heads import Head
@@ -78,6 +79,41 @@ def from_toml(table: dict) -> Ask:
     return Ask(kind, answer=None if "answer" not in table else float(table["answer"]),
                tolerance=float(table.get("tolerance", 0)), unit=str(table.get("unit", "")), low=float(low),
                high=float(high))
+
+
+def read_number(text: str, unit: str = "") -> float | None:
+    """A number as a person types it, in either convention: "8.5" and "8,5" (a decimal comma) are
+    8.5; "1 234,5", "1.234,5" and "1,234.5" are 1234.5 (the last separator is the decimal one);
+    a trailing ``unit`` ("80%") is allowed; "-0" is 0. "" → None. ValueError, one sentence, for
+    anything else, and for "1,234" or "1.234.5", which could be read two ways or none."""
+    s = text.strip().replace("\u2212", "-")
+    if unit and s.endswith(unit):
+        s = s[:-len(unit)].strip()
+    for space in (" ", "\u00a0", "\u202f", "'"):  # thousands written with spaces or apostrophes
+        s = s.replace(space, "")
+    if not s:
+        return None
+    said = f"“{text.strip()[:20]}” is not a number: write it with digits, and a point or a comma for the decimals (8.5 or 8,5)."
+    if not re.fullmatch(r"[-+]?[\d.,]+", s) or not any(c.isdigit() for c in s):
+        raise ValueError(said)
+    points, commas = s.count("."), s.count(",")
+    if points and commas:  # both: the last one is the decimal separator, the other groups thousands
+        decimal = "." if s.rfind(".") > s.rfind(",") else ","
+        group = "," if decimal == "." else "."
+        if s.count(decimal) > 1:
+            raise ValueError(said)
+        s = s.replace(group, "").replace(decimal, ".")
+    elif points > 1 or commas > 1:  # 1.234.567 or 1,234,567: thousands only
+        mark = "." if points else ","
+        if not re.fullmatch(rf"[-+]?\d{{1,3}}(\{mark}\d{{3}})+", s):
+            raise ValueError(said)
+        s = s.replace(mark, "")
+    elif commas == 1:
+        if re.fullmatch(r"[-+]?\d{1,3},\d{3}", s):  # 1,234: a thousand and more, or one and a bit?
+            raise ValueError(f"“{text.strip()[:20]}” could be read two ways: write {s.replace(',', '')} for the "
+                             f"whole number, or {s.replace(',', '.')} for the decimal.")
+        s = s.replace(",", ".")
+    return float(s) + 0.0  # (-0.0 + 0.0 is 0.0)
 
 
 def to_toml(ask: dict) -> dict:

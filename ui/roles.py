@@ -22,13 +22,13 @@ NOTICE = "_role_notice"  # what a door did to an open question (said once, above
 
 
 def role() -> str:
-    from ui.classroom import homework, teacher
-    from ui.classroom.session import JOINED
+    from ui.classroom import teacher
+    from ui.classroom.session import HOMEWORK_RESULTS, HOMEWORK_SEAT, JOINED
 
     s = st.session_state
-    if s.get(JOINED) or s.get(homework.SEAT):
+    if s.get(JOINED) or s.get(HOMEWORK_SEAT):
         return STUDENT
-    if s.get(state.TEACHING) or s.get(homework.RESULTS) or s.get(teacher.HOLDS):
+    if s.get(state.TEACHING) or s.get(HOMEWORK_RESULTS) or s.get(teacher.HOLDS):
         return TEACHER
     if s.get("story_notes_key"):
         return PRESENTER
@@ -39,14 +39,13 @@ def role() -> str:
 
 def _seat() -> tuple[str, str] | None:
     """A student's (class or homework code, seat)."""
-    from ui.classroom import homework
-    from ui.classroom.session import FOLLOWING, JOINED, SESSION
+    from ui.classroom.session import FOLLOWING, HOMEWORK, HOMEWORK_SEAT, JOINED, SESSION
 
     s = st.session_state
     if s.get(JOINED) and s.get(FOLLOWING):
         return s[JOINED], s.get(SESSION)
-    if s.get(homework.CODE) and s.get(homework.SEAT):
-        return s[homework.CODE], s[homework.SEAT]
+    if s.get(HOMEWORK) and s.get(HOMEWORK_SEAT):
+        return s[HOMEWORK], s[HOMEWORK_SEAT]
     return None
 
 
@@ -92,9 +91,9 @@ def guard(store, page) -> None:
 
 
 def _homework() -> bool:
-    from ui.classroom import homework
+    from ui.classroom.session import HOMEWORK_SEAT
 
-    return bool(st.session_state.get(homework.SEAT))
+    return bool(st.session_state.get(HOMEWORK_SEAT))
 
 
 def _page_of(step: dict) -> str | None:

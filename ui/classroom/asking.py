@@ -6,13 +6,12 @@ class's, and how many got it."""
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import streamlit as st
 
 from ui.classroom.answers import as_csv, asks_of, give, left, mine, of_step, refused_words, reveal, revealed, sit, step_id
-from ui.questions import MODELS, Ask, Refused, described, is_right, model_answer, valid
+from ui.questions import MODELS, Ask, Refused, described, is_right, model_answer, read_number, valid
 from ui.classroom.session import JOINED, LEADER, SESSION, STEP, TEACHING, client
 from ui.classroom.store import attendance
 from ui.errors import shared
@@ -105,10 +104,19 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
                             config={"displayModeBar": False})
         return [layer, head] if layer is not None and head is not None else None
     if key not in st.session_state and stored is not None:
-        st.session_state[key] = float(stored)
-    return st.number_input(f"Your answer, from {ask.low:g} to {ask.high:g}{f' (in {ask.unit})' if ask.unit else ''}",
-                           key=key, disabled=locked, min_value=ask.low, max_value=ask.high, step=1.0,
-                           **({} if key in st.session_state else {"value": None}))
+        st.session_state[key] = f"{float(stored):g}"
+    typed = st.text_input(f"Your answer, from {ask.low:g} to {ask.high:g}{f' (in {ask.unit})' if ask.unit else ''}",
+                          key=key, disabled=locked, max_chars=40, placeholder="8.5 or 8,5",
+                          help="A point or a comma for the decimals, as you write them.")
+    try:  # as the student writes it (8,5 is 8.5, never 85), or refused in one sentence
+        value = read_number(typed or "", ask.unit)
+    except ValueError as e:
+        st.error(str(e))
+        return None
+    if value is not None and not ask.low <= value <= ask.high:
+        st.error(f"{value:g} is not from {ask.low:g} to {ask.high:g}: answer within the range.")
+        return None
+    return value
 
 
 def sent(ask: Ask, s: dict, trace) -> bool:
@@ -125,8 +133,7 @@ def sent(ask: Ask, s: dict, trace) -> bool:
         L, H = shape(ask, trace)
         return all(get(k) is None or whole(get(k), n) for k, n in ((f"{key}_layer", L), (f"{key}_head", H)))
     v = get(key)
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                         and ask.low <= v <= ask.high)
+    return v is None or isinstance(v, str) and len(v) <= 40  # (what it says is read, and checked, by control)
 
 
 def held(ask: Ask, s: dict, trace, stored, locked: bool):

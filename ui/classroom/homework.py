@@ -25,7 +25,7 @@ from ui.classroom.store import KEEP_ENDED_S, start, valid_code
 from ui.errors import shared
 from viz.common import markdown_text, plural
 
-CODE, SEAT, RESULTS = "homework_code", "homework_seat", "homework_results"  # session keys
+CODE, SEAT, RESULTS = S.HOMEWORK, S.HOMEWORK_SEAT, S.HOMEWORK_RESULTS  # session keys (ui.classroom.session)
 MAX_DAYS = 30  # the latest deadline a teacher may set
 # homework is done over days, a whole school's year behind its one address: new seats per address are
 # capped higher than a class's, and come at the same slow rate past a burst (answers.SEAT_BURST)

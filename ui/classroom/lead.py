@@ -4,7 +4,6 @@ teacher's view after each run and a heartbeat that says "still here"."""
 from __future__ import annotations
 
 import hmac
-import io
 import math
 import os
 import time
@@ -14,6 +13,7 @@ import streamlit as st
 
 from ui import state
 from ui.classroom import address, session as S, teacher
+from ui.classroom.join import JOIN_SCREEN, join_link, qr_png
 from ui.classroom.answers import (answered_seats, remove_silent, room, seat_origins, seats_per_client,
                                   set_room)
 from ui.classroom.session import (ELSEWHERE, JOINED, LEADER, PAGE, RESUME, STEP, TEACHING, led_elsewhere,
@@ -76,9 +76,6 @@ def teacher_panel(store, url: str) -> None:
         led_elsewhere(code)
         code = None
     if code is None:
-        if st.session_state.get(ELSEWHERE):
-            st.warning(f"Class {st.session_state[ELSEWHERE]} is now led from another browser (its resume key "
-                       "was used there): this page no longer leads it.", icon=":material/swap_horiz:")
         if st.session_state.get(LEAD_COOKIE_SET):  # this browser no longer leads: it forgets the key
             S.keep_cookie(LEAD_COOKIE, None, 0, key="lead_cookie")
             st.session_state.pop(LEAD_COOKIE_SET)
@@ -239,14 +236,6 @@ def end_mine(store, code: str) -> None:
 
 LEAD_COOKIE, LEAD_COOKIE_SET = "microscope_lead", "_lead_cookie_set"
 ENDED = "class_ended"  # the class this session ended: its answers stay downloadable
-JOIN_SCREEN = "_join_screen"  # the join screen fills the window (app.py draws it instead of the page)
-
-
-def join_link(url: str, code: str) -> str:
-    """The join link: on the address the teacher's browser used, or MICROSCOPE_PUBLIC_URL."""
-    return address.link(url, f"class={code}")
-
-
 def answers_download(store, code: str) -> None:
     """Every answer of the class, every step, as CSV (made when clicked)."""
     from ui.classroom.asking import answers_csv
@@ -350,55 +339,20 @@ def seats_panel(store, code: str, silent: int, locked: bool, cap: int) -> None:
                         help="A room behind the school's one address needs as many as it has students.")
 
 
-def qr_png(text: str, scale: int = 4) -> bytes:
-    import segno
-
-    out = io.BytesIO()
-    segno.make(text, error="m").save(out, kind="png", scale=scale, border=2)
-    return out.getvalue()
-
-
-JOIN_CSS = """<style>
-[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], header[data-testid=stHeader] { display: none !important; }
-[data-testid=stMainBlockContainer] { max-width: 100% !important; padding: 2vh 4vw !important; }
-.join-code { font-size: clamp(3rem, 14vh, 10rem); font-weight: 700; letter-spacing: .12em; margin: 0; line-height: 1.1; }
-.join-link { font-size: clamp(1.2rem, 3.2vh, 2.4rem); word-break: break-all; margin: .2em 0 .6em; }
-</style>"""
-
-
-_ESC_JS = """
-export default function(component) {
-  const { setTriggerValue } = component;
-  const on = (e) => {
-    if (!document.querySelector('.st-key-class_join_close')) {  // the join screen is gone
-      window.removeEventListener('keydown', on, true); return;
-    }
-    if (e.key === 'Escape') { e.preventDefault(); setTriggerValue('esc', Date.now()); }
-  };
-  if (window.__microscopeJoinEsc) window.removeEventListener('keydown', window.__microscopeJoinEsc, true);
-  window.__microscopeJoinEsc = on;
-  window.addEventListener('keydown', on, true);
-}
-"""
-_esc = st.components.v2.component("microscope_join_escape", js=_ESC_JS)
-
-
-def join_screen(url: str) -> None:
-    """The whole window for joining, on the projector: the class code large, its link, and its QR
-    code as large as the window allows; Close goes back to the page."""
-    import html
-
-    code = st.session_state[TEACHING]
-    link = join_link(url, code)
-    st.html(JOIN_CSS)
-    left, right = st.columns([3, 2], vertical_alignment="center")
-    with left:
-        st.html(f"<p>Join the class: scan the code, or open</p><p class='join-link'>{html.escape(link)}</p>"
-                f"<p>Class code</p><p class='join-code'>{html.escape(code)}</p>")
-        if problem := address.unreachable(link):
-            st.warning(problem, icon=":material/wifi_off:")
-        st.button("Close the join screen", key="class_join_close", icon=":material/close:",
-                  on_click=st.session_state.pop, args=(JOIN_SCREEN, None))
-        _esc(key="class_join_escape", on_esc_change=lambda: st.session_state.pop(JOIN_SCREEN, None))  # Esc: Close
-    with right:
-        st.image(qr_png(link, scale=16), width="stretch", alt=f"QR code of the class's join link, {link}")
+def led_elsewhere_banner(url: str) -> None:
+    """Above the page of a tab that led a class another tab or browser leads now: says so in true
+    words, with one click to take it back (a reload: this browser's cookie holds the class's
+    current key when the other leader is a tab of this browser; another browser's needs the key)."""
+    code = st.session_state.get(ELSEWHERE)
+    if not code or st.session_state.get(TEACHING):
+        return
+    with st.container(border=True, key="class_elsewhere"):
+        st.warning(f"**Class {code} is led from another tab or browser now.** This page no longer leads it: "
+                   "students follow that one, and Next here moves only this page.", icon=":material/swap_horiz:")
+        c = st.columns([2, 1, 3], vertical_alignment="center")
+        c[0].link_button("Lead it here again", url.split("?")[0], icon=":material/login:", type="primary",
+                         help="Reloads this page, which leads the class again when the other leader is a tab of "
+                              "this browser. From another browser: Lead a class again, with the class's resume key.")
+        c[1].button("Dismiss", key="class_elsewhere_close", on_click=st.session_state.pop, args=(ELSEWHERE, None))
+        c[2].caption("From another browser, take it back under Class & lessons → Lead a class again, with the "
+                     "class's resume key.")

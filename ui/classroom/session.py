@@ -19,6 +19,9 @@ TEACHING, JOINED, FOLLOWING, APPLIED, SESSION, STEP, MOVED, RESUME, PAGE, LEADER
     "class_moved", "class_resume_key", "class_page", "class_leader", "class_led_elsewhere")
 
 
+HOMEWORK, HOMEWORK_SEAT, HOMEWORK_RESULTS = "homework_code", "homework_seat", "homework_results"  # homework's keys
+
+
 def from_our_proxy(sent: str | None) -> bool:
     """Whether a request's PROXIED header is this server's secret (scripts/serve.py gives it to the
     app processes and to nginx; compared in constant time). Anyone may send the header itself."""
