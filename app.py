@@ -232,6 +232,7 @@ if unknown:
     st.warning(f"There is no page “/{markdown_text(unknown[:60])}” in this app: this is {pg.title}.")
 story.banner(document_store())
 classroom.led_elsewhere_banner(st.context.url or "")  # a class this tab led is led from another now
+shared(classroom.status, document_store())  # a student's class: ended, the teacher away (main area: phones too)
 classroom.step_text()
 try:  # its question, when it takes answers
     shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)

@@ -139,3 +139,36 @@ def test_the_teachers_reload_keeps_leading_the_class(server, browser):
     teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=60_000)
     assert teacher.get_by_test_id("stException").count() == 0
     teacher.close()
+
+
+def test_homework_on_a_phone_has_its_question_and_back_next_on_the_first_screen(server, browser, shots):
+    """Issue 70: a student on a phone (390×844, the sidebar folded away) reads the step, its question,
+    Back and Next on the first screen, with no page list while the question is open; Next is said to
+    make the answer final before it is pressed."""
+    teacher = open_app(browser, server)
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    idle(teacher)
+    side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson").first.click()
+    teacher.get_by_role("option", name="Which sentences, and why").click()
+    teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
+    idle(teacher)
+    side.get_by_role("button", name="Assign as homework").click()
+    teacher.get_by_role("button", name="Assign", exact=True).click()
+    link = teacher.get_by_text(re.compile(r"\?homework=[A-Z0-9]{6}$")).first.inner_text(timeout=60_000)
+    code = re.search(r"homework=([A-Z0-9]{6})", link).group(1)
+    teacher.close()
+
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone.goto(f"{server}?homework={code}")
+    question = phone.get_by_text("Which 3 sentences will the model pick?", exact=False).first
+    question.wait_for(timeout=120_000)
+    idle(phone)
+    main = phone.get_by_test_id("stMain")
+    nxt = main.get_by_role("button", name="Next", exact=True)
+    for what in (question, nxt, main.get_by_text("makes your answer to it final", exact=False).first):
+        box = what.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 844, (what, box)  # no scrolling
+    assert phone.get_by_test_id("stSidebarNav").count() == 0 and "★" not in main.inner_text()
+    phone.screenshot(path=str(shots / "homework_phone.png"))
+    phone.close()

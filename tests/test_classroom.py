@@ -345,11 +345,11 @@ def test_the_resume_key_stays_off_screen_a_student_cannot_lock_out_or_take_over(
     assert key not in shown(teacher)
 
     student = joined(code)
-    assert not any("away" in c.value for c in student.caption)
+    assert not any("away" in c.value for c in student.info)
     teacher_store().run("UPDATE attendance SET seen = ? WHERE code = ? AND session = ?",  # the tab closed
                         (time.time() - 600, code, C.TEACHER_SEAT))
     student.run()
-    assert any("teacher has been away for 10 min" in c.value for c in student.caption)
+    assert any("teacher has been away for 10 min" in c.value for c in student.info)  # above the page (a phone folds the sidebar)
 
     who["now"] = "198.51.100.2"  # a student's browser
     griefer = new_app()
@@ -376,7 +376,7 @@ def test_the_resume_key_stays_off_screen_a_student_cannot_lock_out_or_take_over(
     summarize(other, SHORT).switch_page("pages/heads.py").run()  # the new leader's is
     assert C.version(teacher_store(), code) > v
     student.run()  # the teacher's page is open again: no notice
-    assert not any("away" in c.value for c in student.caption)
+    assert not any("away" in c.value for c in student.info)
     spent = resume(new_app(), code, key, "owl")
     assert "wrong" in spent.error[0].value and C.TEACHING not in spent.session_state
 

@@ -34,7 +34,7 @@ tests use are here.
 from __future__ import annotations
 
 from ui.classroom.asking import question_panel  # noqa: F401
-from ui.classroom.follow import catch_up, explored, follow, join_from_url, warm_followed  # noqa: F401
+from ui.classroom.follow import catch_up, explored, follow, join_from_url, status, warm_followed  # noqa: F401
 from ui.classroom.join import JOIN_SCREEN, join_screen  # noqa: F401
 from ui.classroom.lead import (led_elsewhere_banner, publish_mine, resume_from_cookie,  # noqa: F401
                                teacher_panel)

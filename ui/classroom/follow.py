@@ -137,7 +137,6 @@ def follow(store) -> None:
     if code is None:
         return
     mirrors(store)
-    heartbeat(store, code)
     if st.query_params.get("class") != code:  # a reload (F5) or a restart keeps the student in the class
         st.query_params["class"] = code
     if st.query_params.get("seat") != st.session_state[SESSION]:  # and in the same seat
@@ -164,21 +163,34 @@ def follow(store) -> None:
                   args=(store, True))
 
 
+def status(store) -> None:
+    """Above the page of a student in a class (a phone's sidebar is folded away): that the class has
+    ended, and, every few seconds, that the teacher is away or the store cannot be reached."""
+    code = st.session_state.get(JOINED)
+    if code is None:
+        return
+    if version(store, code) is None:
+        st.warning(f"**Class {code} has ended.** What you see stays: you can explore on your own.",
+                   icon=":material/school:")
+        return
+    heartbeat(store, code)
+
+
 @st.fragment(run_every=SEEN_S)
 def heartbeat(store, code: str) -> None:
     """"Still here", for the teacher's count (a fragment every SEEN_S); says when the teacher is away
     or the store is down; a class move the store could not give earlier is taken once it is back."""
     if shared(seen, store, code, st.session_state[SESSION], st.session_state.get(FOLLOWING, False),
               default=False) is False:
-        st.caption(":material/cloud_off: The class's shared store cannot be reached: you keep this step, and "
-                   "following goes on by itself when it is back.")
+        st.info("The class's shared store cannot be reached: you keep this step, and following goes on by itself "
+                "when it is back.", icon=":material/cloud_off:")
         return
     if st.session_state.get(FOLLOWING) and st.session_state.get(MOVED):  # catch_up could not read it
         st.rerun()
     away = teacher_away(store, code)
     if away is not None:
-        st.caption(f":material/schedule: The teacher has been away for {away / 60:.0f} min: you keep the last "
-                   "step, and following goes on when they are back.")
+        st.info(f"The teacher has been away for {away / 60:.0f} min: you keep the last step, and following goes "
+                "on when they are back.", icon=":material/schedule:")
 
 
 def explored(store) -> None:

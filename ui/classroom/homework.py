@@ -122,11 +122,6 @@ def panel(store) -> None:
     st.caption(f":material/assignment: Homework **{code}** · due {when(found['due'])}"
                + (" · the answers' results" if st.session_state.get(RESULTS) else ""))
     seat = st.session_state.get(SEAT)
-    s = st.session_state.get(S.STEP)
-    if seat and s and s.get("ask") and not s.get("revealed") and not shared(left, store, code, step_id(s), seat,
-                                                                            default=True):
-        st.caption(":material/lock: Back, Next or another page while this step's question is open makes your answer "
-                   "to it final: the other steps and pages may show the model's choice.")
     if seat:
         if st.query_params.get("homework") != code:
             st.query_params["homework"] = code

@@ -85,15 +85,8 @@ def lesson_panel(examples: dict) -> None:
     for a class as its teacher), or load one's own lesson file."""
     from ui.roles import STUDENT, role
 
-    if role() == STUDENT:  # no lesson tools (a lesson file holds its notes and answers): homework's Back/Next only
-        step, lesson = st.session_state.get(STEP) or {}, all_lessons().get(st.session_state.get("class_lesson"))
-        if lesson is not None and not st.session_state.get(JOINED) and step.get("lesson") == lesson.name:
-            from ui.player import back_next
-            from viz.common import markdown_text
-
-            st.caption(f":material/school: {markdown_text(lesson.title)}")
-            back_next("lesson", step["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples))
-        return
+    if role() == STUDENT:  # no lesson tools (a lesson file holds its notes and answers); homework's Back/Next
+        return  # are above the page (``step_text``), where a phone shows them
     found = all_lessons()
     none = "— no lesson —"  # an option of its own: a None value reads as no choice
     name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"), on_change=choose,
@@ -202,3 +195,15 @@ def step_text() -> None:
     if s and s.get("text"):  # a lesson's words are text (ui.tour: viz.common.plain_text), shown as text
         st.info(words(s["step"], s["of"], s.get("step_title", ""), s["text"], s.get("question", ""), s["title"]),
                 icon=":material/school:")
+    from ui.roles import STUDENT, answering, role
+
+    lesson = all_lessons().get((s or {}).get("lesson"))
+    if lesson is not None and role() == STUDENT and not st.session_state.get(JOINED):  # homework: at its own pace
+        from ui.player import back_next
+        from ui.widgets import examples
+
+        c = st.columns([1, 1, 4], vertical_alignment="center")
+        back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
+        if answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
+            c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
+                         "the other steps and pages may show the model's choice.")
