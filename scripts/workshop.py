@@ -240,7 +240,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         await idle(teacher, timeout_s)
         side = teacher.get_by_test_id("stSidebar")
         await side.get_by_text("Class & lessons").click()  # (the link opened the lesson at its first step)
-        await teacher.get_by_text(f"step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
+        await teacher.get_by_text(f"Step 1 of {steps}", exact=False).first.wait_for(timeout=ms)
         await teacher.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=ms)
         await idle(teacher, timeout_s)
         await side.get_by_role("button", name="Start a class").click()
@@ -270,14 +270,14 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
                         pass
             page.on("response", on_response)
             await page.goto(f"{url}?class={code}", timeout=ms)
-            await student.shows(f"step 1 of {steps}", timeout_s)
+            await student.shows(f"Step 1 of {steps}", timeout_s)
             return student
 
         async def join_bare():
             session = BareSession(bare_url, f"class={code}")
             await session.open()
             student = Student(bare=session)
-            await student.shows(f"step 1 of {steps}", timeout_s)
+            await student.shows(f"Step 1 of {steps}", timeout_s)
             student.task = asyncio.create_task(session.follow_class(code))
             return student
 
@@ -294,7 +294,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
 
         async def shows(student, n, t0, v0):
             try:
-                t = await student.shows(f"step {n} of {steps}", timeout_s)
+                t = await student.shows(f"Step {n} of {steps}", timeout_s)
             except Exception:  # noqa: BLE001  counted
                 if os.environ.get("WORKSHOP_SHOTS") and student.page:
                     await student.page.screenshot(path=os.path.join(os.environ["WORKSHOP_SHOTS"], f"step{n}_{id(student)}.png"))
