@@ -311,7 +311,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             other0 = machine_cpu_seconds() - cpu0 - cpu(proxy_pids)
             v0 = max(published, default=0)
             t0 = time.perf_counter()
-            await side.get_by_role("button", name="Next").click()
+            await teacher.get_by_test_id("stMain").get_by_role("button", name="Next", exact=True).click()
             for kind, group in kinds.items():
                 got = await asyncio.gather(*(shows(s, n, t0, v0) for s in group))
                 shown[kind] += [g[0] for g in got if g is not None]

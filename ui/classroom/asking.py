@@ -302,8 +302,7 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     connected = (shared(attendance, store, code, default=(0, 0)) or (0, 0))[0]
     st.markdown(f"**{len(rows)} of {plural(max(connected, len(rows)), 'student')} answered**"
                 + (" · revealed" if done else " · answers are open"))
-    results(ask, [r[1] for r in rows], trace, f"answers_{sid}", shown=done)
-    c = st.columns(2)
+    c = st.columns(2)  # Reveal first: on a projector (1280×720) it is above the fold, the chart below it
     if not done and c[0].button(reveal_label(ask), key=f"reveal_{sid}", icon=":material/visibility:",
                                 type="primary", help="Shows every student the class's answers" + (
                                     "" if ask.opinion else " and the model's") + "; answers to this step close."):
@@ -319,6 +318,7 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     c[1].download_button("Answers as CSV", lambda: answers_csv(store, code, own), file_name=f"class_{code}_answers.csv",
                          mime="text/csv", key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
                          help="Every answer of this class: seat, step, answer, right.")
+    results(ask, [r[1] for r in rows], trace, f"answers_{sid}", shown=done)
 
 
 def answers_csv(store, code: str, own: dict) -> str:

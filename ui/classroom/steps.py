@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import state
 from ui.tour import MAX_LESSON_BYTES, Tour, lessons, load, problems, to_json
-from ui.classroom.session import JOINED, STEP
+from ui.classroom.session import JOINED, STEP, TEACHING
 
 OWN = "class_own_lessons"  # lessons this session loaded from files: name → Tour
 OWN_TEXT = "class_own_lesson_texts"  # … as the store keeps them (ui.tour.to_json: a class keeps the one it plays)
@@ -92,7 +92,9 @@ def lesson_panel(examples: dict) -> None:
     name = st.selectbox("Lesson", [none, *found], key=state.keep("class_lesson"), on_change=choose,
                         format_func=lambda n: found[n].title if n in found else n,
                         help="Opens the lesson at its first step, with its document.")
-    if name in found:
+    if name in found and st.session_state.get(TEACHING) and (st.session_state.get(STEP) or {}).get("lesson") == name:
+        st.caption("Back and Next are above the page, where the projector shows them.")
+    elif name in found:
         lesson = found[name]
         step = st.session_state.get(STEP) or {"lesson": name, "step": -1}
         if step.get("lesson") != name:
@@ -196,14 +198,18 @@ def step_text() -> None:
         st.info(words(s["step"], s["of"], s.get("step_title", ""), s["text"], s.get("question", ""), s["title"]),
                 icon=":material/school:")
     from ui.roles import STUDENT, answering, role
+    from ui.widgets import examples
 
-    lesson = all_lessons().get((s or {}).get("lesson"))
-    if lesson is not None and role() == STUDENT and not st.session_state.get(JOINED):  # homework: at its own pace
-        from ui.player import back_next
-        from ui.widgets import examples
+    # Back/Next at the top of the page: the teacher's (the projector shows them) and homework's (a phone does)
+    lesson, teaching = all_lessons().get((s or {}).get("lesson")), st.session_state.get(TEACHING)
+    if lesson is None or not (teaching or role() == STUDENT and not st.session_state.get(JOINED)):
+        return
+    from ui.player import back_next
 
-        c = st.columns([1, 1, 4], vertical_alignment="center")
-        back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
-        if answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
-            c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
-                         "the other steps and pages may show the model's choice.")
+    c = st.columns([1, 1, 4], vertical_alignment="center")
+    back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
+    if teaching:
+        c[2].caption("Reveal and the class's answers are under the question; End the class under Class & lessons.")
+    elif answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
+        c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
+                     "the other steps and pages may show the model's choice.")
