@@ -268,13 +268,15 @@ class Document(Text):
 
 @dataclass(frozen=True)
 class Whole(Kind):
-    """A whole number in [low, high] (a summary length): as is inside and outside."""
+    """A whole number in [low, high] (a summary length): as is inside and outside. ``noun``: what
+    the problem calls it ("a summary length")."""
     low: int
     high: int
+    noun: str = "a whole number"
 
     def inn(self, x):
         if isinstance(x, bool) or not isinstance(x, int) or not self.low <= x <= self.high:
-            raise Bad(f"is not a whole number from {self.low} to {self.high}")
+            raise Bad(f"is not {self.noun} from {self.low} to {self.high}")
         return x
 
     def url(self, v) -> str:

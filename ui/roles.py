@@ -79,7 +79,7 @@ def guard(store, page) -> None:
     if kept and kept != here and seat and kept[0] == seat[0] and (here is None or kept[1] != here[1]) \
             and _homework():  # homework's Back or Next away from an open question
         shared(leave, store, kept[0], kept[1], seat[1])
-        st.session_state[NOTICE] = "Your answer to the step you left is final now (its result shows when you go back)."
+        st.session_state[NOTICE] = "Your answer to the step you left is final now: it stays as it was."
     st.session_state[OPEN] = here
     if here and here[2] is not None and here[2] != page.url_path:  # another page than the question's: back to it
         st.session_state[NOTICE] = ("The other pages show the model's choice: they open once this question is "

@@ -3,16 +3,19 @@ One module owns it; a class plays a tour and sits above it (ui.classroom), as do
 (ui.story), presenting (ui.present) and homework. No Streamlit.
 
 A tour has a title, a default document (an example's file stem, or the text itself), a summary
-length k and steps; a step is a page and its view (ui.view), the text the audience reads, an
-optional title, a private note for whoever presents or teaches, an optional question (text, and
-the answer it takes: ui.questions.Ask) and optionally a document of its own. Two homes:
+length k and steps; a step is a ui.view.View (its page, document, k, trigram blocking, weights,
+window, chart and controls), the text the audience reads, an optional title, a private note for
+whoever presents or teaches, an optional question (text, and the answer it takes:
+ui.questions.Ask), and the document and reference summary as text where a file carries them. Homes:
 - shipped files, ``lessons/*.toml`` (read-only; a teacher's own file loads the same way): ``parse``,
   and ``problems`` says what is wrong with one by line (docs/classes.md: the format;
   ``python -m ui.classroom.check``);
 - the store, made in the app with its own link and owner (ui.stories), as story steps: {"title",
   "note" (the audience's text), "private", "view" (its "doc": an example's file name or the store's
   id of its text), "uid", and optionally "question" and "ask" (Ask.to_dict())}.
-``story_steps`` and ``lesson_toml`` go from one home to the other and back unchanged."""
+- a class or homework keeps the tour it plays in the store as JSON (``to_json``/``from_json``).
+``story_steps``, ``from_story`` and ``lesson_toml`` go from one home to the other and back
+unchanged in every field (tests/test_tour.py)."""
 from __future__ import annotations
 
 import functools

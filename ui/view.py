@@ -136,7 +136,7 @@ BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS.values()}           #
 TAKEN = "_view_taken"  # the per-result keys a view set, not yet drawn: kept for the result the view names
 HEADER: tuple[Control, ...] = (  # the result a view shows, and the chart a slide shows: controls like the rest
     _c("doc", DocName(), "bbc_call_centres", what="document"),
-    _c("k", Whole(1, 10), 2, what="summary length", default=3),
+    _c("k", Whole(1, 10, "a summary length"), 2, what="summary length", default=3),
     _c("tb", Flag(), False, what="trigram blocking", default=True),
     _c("w", Text(), "bertsumext-minilm.safetensors", what="model"),
     _c("win", Index(), 1, what="BERT window", default=0),
