@@ -87,8 +87,9 @@ if st.session_state.get(present.PRESENTER):  # the presenter view of a story (an
     st.stop()
 shared(classroom.catch_up, document_store())  # the class teacher's view, when it moved
 arrival.apply(pg)  # the view a link, a story, a slide, a class or a lesson step opened: before any widget
-roles.guard(document_store(), pg)  # a student's open question: another page leads back, another step makes it final
-if listed and roles.answering(document_store()):  # a question opened this run: its page list goes at once
+# a student's open question: another page leads back, another step makes it final; one that opened
+# this run takes its page list away at once
+if roles.guard(document_store(), pg) and listed:
     st.rerun()
 link.save_document()  # one summarized while the store was down (its disk full), now that it may be back
 

@@ -63,16 +63,16 @@ def answering(store=None) -> dict | None:
     return step
 
 
-def guard(store, page) -> None:
+def guard(store, page) -> bool:
     """At the top of a run, before the page: a student on an open question who opened another page
     is led back to the question's; one who moved to another step (homework's Back or Next) has that
-    answer made final now."""
+    answer made final now. → whether a question is open (``answering``)."""
     from ui.arrival import KEPT_QUERY, pending, script_of
     from ui.classroom.answers import leave, step_id
     from ui.errors import shared
 
     if pending():  # (a view on its way: the page or step it names is taken first)
-        return
+        return False
     seat, step = _seat(), answering(store)
     kept = st.session_state.get(OPEN)
     here = (seat[0], step_id(step), _page_of(step)) if step and seat else None
@@ -88,6 +88,7 @@ def guard(store, page) -> None:
         state.carry_widgets(state.SIDEBAR)  # (this run stops before the sidebar draws them: they would be forgotten)
         st.switch_page(script_of(here[2]), query_params={k: st.query_params[k] for k in KEPT_QUERY
                                                           if k in st.query_params})
+    return here is not None
 
 
 def _homework() -> bool:

@@ -33,8 +33,8 @@ HOMEWORK_SEATS_PER_ADDRESS = 300
 
 
 def assign(store, name: str, text: str, days: float, after_due: bool) -> tuple[str, str]:
-    """A new homework of the lesson ``name`` (``text``: as the store keeps a tour, ui.tour.to_json), due in ``days``; → (its code, the
-    teacher's results key; only its hash is kept)."""
+    """A new homework of the lesson ``name`` (``text``: as the store keeps a tour, ui.tour.to_json), due
+    in ``days``; → (its code, the teacher's results key; only its hash is kept)."""
     days = min(max(days, 1 / 24), MAX_DAYS)
     code = start(store, {}, valid_hours=24 * days, leader=secrets.token_hex(16))  # no one steps it
     key = secrets.token_urlsafe(16)
@@ -135,11 +135,10 @@ def panel(store) -> None:
 def assign_panel(store, name: str, url: str) -> None:
     """Under a chosen lesson: assign it as homework (deadline, when answers are revealed) → the
     students' link and the teacher's results link."""
-    from ui.classroom.steps import OWN_TEXT
-    from ui.tour import LESSONS, load_lesson, to_json
-
     from ui.classroom import teacher
     from ui.classroom.lead import password, refusal
+    from ui.classroom.steps import OWN_TEXT
+    from ui.tour import LESSONS, load_lesson, to_json
 
     made = st.session_state.get("_homework_made")
     if not teacher.may_teach():  # a teacher's action, as Start a class is
@@ -207,9 +206,9 @@ def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
             results(ask, [r[1] for r in shared(of_step, store, code, sid, default=[]) or []], trace, f"answers_{sid}")
         return
     if locked:  # another page was opened while the question was open: what was saved stands
-        st.caption(f":material/lock: Your answer is final ({markdown_text(described(ask, stored)) if stored is not None else 'none'}"
-                   f"): you left this step, or opened another page, while its question was open. The model's answer is shown after "
-                   f"the deadline, {when(found['due'])}.")
+        said = markdown_text(described(ask, stored)) if stored is not None else "none"
+        st.caption(f":material/lock: Your answer is final ({said}): you left this step while its question was open. "
+                   f"The model's answer is shown after the deadline, {when(found['due'])}.")
         return
     if stored is None:
         st.caption(f"Not answered yet. Due {when(found['due'])}.")

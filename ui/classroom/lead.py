@@ -236,6 +236,8 @@ def end_mine(store, code: str) -> None:
 
 LEAD_COOKIE, LEAD_COOKIE_SET = "microscope_lead", "_lead_cookie_set"
 ENDED = "class_ended"  # the class this session ended: its answers stay downloadable
+
+
 def answers_download(store, code: str) -> None:
     """Every answer of the class, every step, as CSV (made when clicked)."""
     from ui.classroom.asking import answers_csv

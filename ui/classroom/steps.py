@@ -142,9 +142,10 @@ def go_to_step(lesson: Tour, n: int, examples: dict) -> None:
     from ui.arrival import KEEP, open_view
 
     s = lesson.steps[n]
-    open_view(s.view, step_document(lesson, n, examples), complete=False, reference=s.reference_text or KEEP, step={"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text,
-                                    "question": s.question, "title": lesson.title, "step_title": s.title,
-                                    "ask": s.ask.to_dict() if s.ask else None, "revealed": False})
+    open_view(s.view, step_document(lesson, n, examples), complete=False, reference=s.reference_text or KEEP,
+              step={"lesson": lesson.name, "step": n, "of": len(lesson.steps), "text": s.text, "question": s.question,
+                    "title": lesson.title, "step_title": s.title, "ask": s.ask.to_dict() if s.ask else None,
+                    "revealed": False})
 
 
 def step_document(lesson: Tour, n: int, examples: dict) -> str | None:
