@@ -151,7 +151,7 @@ with st.sidebar:
         shared(homework.sidebar, document_store(), st.context.url or "")
     story_charts = None
     if not student:  # a student has no stories: a class's lesson opened as one would show its notes and answers
-        with st.expander("Story", expanded=bool(st.session_state.get(story.STEPS))):
+        with st.expander("Story", expanded=bool(present.steps())):
             story_charts = story.panel(document_store(), pg.url_path, pg.title, st.context.url or "")
     with st.expander("Figure downloads"):
         st.radio("Format of the camera button on every figure", ["png", "svg"], key=state.keep("figure_format"),

@@ -93,9 +93,9 @@ def test_a_story_step_and_a_class_keep_the_reference(summarizer):
     at.text_area(key="reference").set_value("Executives pleaded guilty.")
     at = summarize(at, SHORT.replace("Insurance", "Assurance"))
     next(b for b in at.button if b.key == "story_add").click().run()
-    assert at.session_state[story.STEPS][-1]["view"]["ref"]
+    assert at.session_state[story.STORY].steps[-1].view.ref
     shown = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    shown.query_params.update({"story": at.session_state[story.ID], "present": "1"})
+    shown.query_params.update({"story": at.session_state[story.STORY].id, "present": "1"})
     shown.run()
     assert shown.session_state["reference"] == "Executives pleaded guilty."
     next(b for b in at.button if b.key == "class_start").click().run()

@@ -222,14 +222,16 @@ def test_lesson_images_in_every_form_reach_no_field_of_a_lesson():
 
 def test_story_text_is_stored_without_bidi_controls(tmp_path):
     from ui.store import Store
-    from ui.stories import load_titled, notes_key, save
+    from ui.stories import Story, load, notes_key, save
+    from ui.tour import Step, story_tour
+    from ui.view import View
 
     store = Store(tmp_path / "s.sqlite3")
-    story, _ = save(store, [{"title": "Step\u202e1", "note": "a\u2067b", "private": "c\u202ad", "question": "q\u200f?",
-                             "view": {"page": ""}}], title="My\u202estory")
-    title, steps = load_titled(store, story, notes_key(store, story))
-    assert title == "My story" and steps[0]["title"] == "Step 1" and steps[0]["note"] == "a b"
-    assert steps[0]["private"] == "c d"
+    made = save(store, Story(story_tour("My\u202estory", [Step(View(), "a\u2067b", "q\u202e?", title="Step\u202e1",
+                                                               private="c\u202ad")])))
+    back = load(store, made.id, notes_key(store, made.id))
+    assert back.title == "My story" and back.steps[0].title == "Step 1" and back.steps[0].text == "a b"
+    assert back.steps[0].private == "c d" and back.steps[0].question == "q ?"
 
 
 @pytest.mark.slow

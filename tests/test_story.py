@@ -9,24 +9,28 @@ from pathlib import Path
 import pytest
 
 from ui import present, story
-from ui.stories import MAX_STEPS, BadStory, load, moved, owns, save
+from ui.stories import MAX_STEPS, BadStory, Story, load, moved, owns, save
+from ui.tour import Step, story_tour
+from ui.view import View
 
 ROOT = Path(__file__).resolve().parents[1]
-VIEW = {"page": "", "doc": "id:0123456789abcdef", "k": 3, "tb": True, "w": "x", "pickers": {}}
+VIEW = View("", "id:0123456789abcdef", 3, True, "x")
 
 
 def test_a_story_is_saved_by_its_maker_and_copied_by_anyone_else(store):
-    steps = [{"title": "One", "note": "<b>not bold</b>", "view": VIEW}]
-    story_id, owner = save(store, steps)
-    assert re.fullmatch(r"[A-Za-z0-9_-]{16}", story_id) and owns(store, story_id, owner)
-    assert load(store, story_id)[0]["title"] == "One" and load(store, story_id)[0]["note"] == "<b>not bold</b>"
-    again = save(store, steps + [{"title": "Two", "note": "", "view": VIEW}], story_id, owner)
-    assert again == (story_id, owner) and len(load(store, story_id)) == 2  # the maker: updated in place
-    copy_id, copy_owner = save(store, steps, story_id, None)  # anyone else: a copy, the original stays
-    assert copy_id != story_id and len(load(store, story_id)) == 2 and len(load(store, copy_id)) == 1
-    assert not owns(store, story_id, copy_owner)
+    steps = [Step(VIEW, "<b>not bold</b>", title="One")]
+    made = save(store, Story(story_tour("Mine", steps)))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16}", made.id) and owns(store, made.id, made.owner)
+    back = load(store, made.id)
+    assert back.tour == made.tour and back.owner is None and back.steps[0].key  # every step has a widget name
+    assert (back.title, back.steps[0].title, back.steps[0].text) == ("Mine", "One", "<b>not bold</b>")
+    again = save(store, made.with_steps(steps + [Step(VIEW, "", title="Two")]))
+    assert (again.id, again.owner) == (made.id, made.owner) and len(load(store, made.id).steps) == 2  # updated
+    copy = save(store, Story(made.tour, made.id, None))  # anyone else: a copy, the original stays
+    assert copy.id != made.id and len(load(store, made.id).steps) == 2 and len(load(store, copy.id).steps) == 1
+    assert not owns(store, made.id, copy.owner)
     with pytest.raises(BadStory, match="at most 50 steps"):
-        save(store, steps * (MAX_STEPS + 1))
+        save(store, Story(story_tour("", steps * (MAX_STEPS + 1))))
     for bad in ("", "x" * 16 + "'", "../../etc/passwd", "A" * 16):
         with pytest.raises(BadStory) as e:
             load(store, bad)
@@ -73,26 +77,26 @@ def test_a_story_made_reordered_saved_and_reopened_by_link(summarizer):
     at.switch_page("pages/sentence_encoder.py").run()
     add(at, "The encoder")
     assert not at.exception
-    steps = at.session_state[story.STEPS]
-    assert [s["title"] for s in steps] == ["The summary", "A head", "The encoder"]
-    assert steps[1]["view"]["page"] == "bert_attention" and steps[1]["view"]["pickers"]["bert_head"] == 2
+    steps = at.session_state[story.STORY].steps
+    assert [s.title for s in steps] == ["The summary", "A head", "The encoder"]
+    assert steps[1].page == "bert_attention" and steps[1].view.pickers["bert_head"] == 2
     at.selectbox(key="story_pick").set_value(0).run()
     button(at, "story_down").click().run()  # the summary after the head
     assert at.selectbox(key="story_pick").value == 1  # the moved step stays picked
     at.selectbox(key="story_pick").set_value(0).run()
-    uid = at.session_state[story.STEPS][0]["uid"]
+    uid = at.session_state[story.STORY].steps[0].key
     at.text_input(key=f"story_title_{uid}").set_value("Layer 2, head 3").run()
     at.selectbox(key="story_pick").set_value(2).run()
     button(at, "story_remove").click().run()
-    story_id = at.session_state[story.ID]
+    story_id = at.session_state[story.STORY].id
     saved = load(document_store(), story_id)
-    assert [s["title"] for s in saved] == ["Layer 2, head 3", "The summary"]
+    assert [s.title for s in saved.steps] == ["Layer 2, head 3", "The summary"]
     assert f"?story={story_id}" in " ".join(c.value for c in at.get("code"))
 
     other = opened({"story": story_id})  # another machine: the link opens the same story
-    assert [s["title"] for s in other.session_state[story.STEPS]] == ["Layer 2, head 3", "The summary"]
+    assert [s.title for s in other.session_state[story.STORY].steps] == ["Layer 2, head 3", "The summary"]
     add(summarize(other, SHORT), "Mine")  # editing someone else's story makes a copy
-    assert other.session_state[story.ID] != story_id and len(load(document_store(), story_id)) == 2
+    assert other.session_state[story.STORY].id != story_id and len(load(document_store(), story_id).steps) == 2
     assert any("your own copy" in i.value for i in other.info)
 
     bad = opened({"story": "nope"})
@@ -109,9 +113,9 @@ def test_present_steps_through_the_story_and_a_lost_document_says_so(summarizer)
     add(at, "A head", "Look at the line under the diagonal.")
     at.switch_page("pages/summary.py").run()
     add(at, "The summary", "<script>alert(1)</script>")
-    gone = dict(at.session_state[story.STEPS][0]["view"], doc="id:ffffffffffffffff")  # a document the store lost
-    at.session_state[story.STEPS].append({"title": "Lost *here*", "note": "still here", "view": gone, "uid": "lost"})
-    story_id, _ = save(document_store(), at.session_state[story.STEPS])
+    mine = at.session_state[story.STORY]
+    gone = mine.steps[0].view.but(doc="id:ffffffffffffffff")  # a document the store lost
+    story_id = save(document_store(), Story(mine.with_steps([*mine.steps, Step(gone, "still here", title="Lost *here*")]).tour)).id
 
     show = opened({"story": story_id, "present": "1"})  # (the page's own title, hidden, comes first)
     assert not show.exception and show.session_state[present.PRESENT] == 0
@@ -180,7 +184,7 @@ def test_a_story_explored_step_by_step_in_the_live_app(summarizer):
     button(at, "story_walk_next").click().run()
     assert at.title[0].value == "BERT attention" and (at.session_state["bert_layer"], at.session_state["bert_head"]) == (1, 2)
     assert "Step 2 of 2: A head" in " ".join(m.value for m in at.markdown) and button(at, "story_walk_next").disabled
-    other = opened({"story": at.session_state[story.ID]})  # the link's reader, on another machine
+    other = opened({"story": at.session_state[story.STORY].id})  # the link's reader, on another machine
     button(other, "story_walk_start").click().run()
     assert not other.exception and other.title[0].value == "Summary" and other.session_state["document"] == SHORT
     button(other, "story_banner_close").click().run()

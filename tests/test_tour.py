@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.tour import lessons, parse, problems
-from ui.tour import lesson_toml, story_steps
+from ui.tour import Step, as_story, lesson_toml, lessons, parse, problems, story_tour
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("name", sorted(lessons()))
 def test_a_lesson_as_a_story_and_back_is_the_same_lesson(name):
     lesson = lessons()[name]
-    steps = story_steps(lesson)
-    text = lesson_toml(lesson.title, steps, {lesson.document: {"document": lesson.document}})
+    story = as_story(lesson)
+    text = lesson_toml(story, {lesson.document: {"document": lesson.document}})
     assert problems(text) == []  # what python -m ui.classroom.check says
     back = parse(text, name)
     assert (back.title, back.document, back.k) == (lesson.title, lesson.document, lesson.k)
@@ -35,7 +34,7 @@ def test_a_story_goes_through_its_lesson_file_and_back_unchanged_in_every_field(
     """Issue 69: story → lesson file → story is the same story: each step's page, document (pasted
     or an example), k (steps may differ), trigram blocking, weights, BERT window, reference summary,
     chart, every control of its page, title, note, private note, question and answer."""
-    import json
+    from dataclasses import replace
 
     from ui import view as V
     from ui.questions import Ask
@@ -45,29 +44,32 @@ def test_a_story_goes_through_its_lesson_file_and_back_unchanged_in_every_field(
     samples = {c.key: c.sample for c in V.CONTROLS.values() if c.sample is not None} | {"whatif_b": "B text."}
 
     def step(n, view, **more):
-        return {"title": f"Step {n} of mine", "note": f"Look at {n}.", "private": f"Say {n}.", "uid": f"u{n}",
-                "view": view.but(pickers={c.key: samples[c.key] for c in V.controls(view.page) if c.key in samples}).to_store(),
-                **more}
+        return Step(view.but(pickers={c.key: samples[c.key] for c in V.controls(view.page) if c.key in samples}),
+                    f"Look at {n}.", title=f"Step {n} of mine", private=f"Say {n}.", key=f"u{n}", **more)
 
-    steps = [step(1, V.View("", ids[pasted], 4, False, "bertsumext-minilm.safetensors", 1, ids[reference])),
-             step(2, V.View("bert_attention", "bbc_insurance_bosses", 2, True, None, 0, None, chart="bert_token"),
-                  question="Which head is this?", ask=Ask("head", model="bert", right=((4, 2),)).to_dict()),
-             *(step(n, V.View(page, ids[pasted], 4, True, "untrained", 2, None, chart="c"))
-               for n, page in enumerate(V.PAGES, 3) if page)]
+    story = story_tour("My story", [
+        step(1, V.View("", ids[pasted], 4, False, "bertsumext-minilm.safetensors", 1, ids[reference])),
+        step(2, V.View("bert_attention", "bbc_insurance_bosses", 2, True, None, 0, None, chart="bert_token"),
+             question="Which head is this?", ask=Ask("head", model="bert", right=((4, 2),))),
+        *(step(n, V.View(page, ids[pasted], 4, True, "untrained", 2, None, chart="c"))
+          for n, page in enumerate(V.PAGES, 3) if page)])
     documents = {ids[pasted]: {"document_text": pasted}, "bbc_insurance_bosses": {"document": "bbc_insurance_bosses"}}
-    text = lesson_toml("My story", steps, documents, {ids[reference]: reference})
+    text = lesson_toml(story, documents, {ids[reference]: reference})
     assert problems(text) == [], problems(text)
-    back = story_steps(parse(text, "mine"), ids=ids)
+    back = as_story(parse(text, "mine"), ids=ids)
+    assert back == replace(story, name="story") and back.steps == story.steps  # (Step.key: widget names, made anew)
 
-    def same(s):  # (uid: the editor's widget names, made anew)
-        return {**s, "uid": None, "view": V.View.from_store(json.loads(json.dumps(s["view"])))}
-    assert [same(s) for s in back] == [same(s) for s in steps]
+    # the store's form of a story (ui.stories) and back: every field again, its widget names too
+    from ui.stories import from_rows, rows
+
+    kept = from_rows("My story", json.loads(json.dumps(rows(story))))
+    assert kept == story and [s.key for s in kept.steps] == [s.key for s in story.steps]
 
     # taught as a class: the same tour with no file between, kept in the store as JSON, played back
-    from ui.tour import from_json, from_story, load, to_json
+    from ui.tour import from_json, load, playable, to_json
 
-    taught = from_story("own_story_x", "My story", steps, documents, {ids[reference]: reference})
-    assert [same(s) for s in story_steps(taught, ids=ids)] == [same(s) for s in steps]
+    taught = playable(story, "own_story_x", documents, {ids[reference]: reference})
+    assert as_story(taught, ids=ids).steps == story.steps
     assert from_json(to_json(taught), "own_story_x") == taught == load(to_json(taught), "own_story_x")
     assert load(text, "mine") == parse(text, "mine")  # (a class kept before holds its lesson file)
     assert taught.steps == parse(text, "mine").steps  # the story taught is the story its file teaches
@@ -75,22 +77,23 @@ def test_a_story_goes_through_its_lesson_file_and_back_unchanged_in_every_field(
 
 def test_a_pasted_document_goes_in_the_lesson_file_and_a_step_may_have_its_own():
     pasted = 'My own "article".\nIts second line, with a \\ backslash and émoji 🙂.'
+    from dataclasses import replace
+
     lesson = lessons()["which_sentences_and_why"]
-    steps = story_steps(lesson)
-    steps = [dict(s, view=dict(s["view"], doc="id:0123456789abcdef")) for s in steps]
-    text = lesson_toml("Mine", steps, {"id:0123456789abcdef": {"document_text": pasted}})
+    steps = [replace(s, view=s.view.but(doc="id:0123456789abcdef")) for s in as_story(lesson).steps]
+    text = lesson_toml(story_tour("Mine", steps), {"id:0123456789abcdef": {"document_text": pasted}})
     assert problems(text) == [] and parse(text, "mine").text == pasted and parse(text, "mine").document == ""
     # step 2 on another document (a shipped example): the file names it in that step only
-    steps[1]["view"] = dict(steps[1]["view"], doc="id:fedcba9876543210")
+    steps[1] = replace(steps[1], view=steps[1].view.but(doc="id:fedcba9876543210"))
     documents = {"id:0123456789abcdef": {"document_text": pasted}, "id:fedcba9876543210": {"document": lesson.document}}
-    text = lesson_toml("Two", steps, documents)
+    text = lesson_toml(story_tour("Two", steps), documents)
     back = parse(text, "two")
     assert problems(text) == [] and back.text == pasted
     assert [back.document_of(n) for n in range(3)] == [("", pasted), (lesson.document, ""), ("", pasted)]
-    again = story_steps(back, ids={pasted: "id:0123456789abcdef"})  # and as a story again: the same documents
-    assert [s["view"]["doc"] for s in again[:3]] == ["id:0123456789abcdef", lesson.document, "id:0123456789abcdef"]
+    again = as_story(back, ids={pasted: "id:0123456789abcdef"})  # and as a story again: the same documents
+    assert [s.view.doc for s in again.steps[:3]] == ["id:0123456789abcdef", lesson.document, "id:0123456789abcdef"]
     with pytest.raises(ValueError, match="step 2 is no longer on this server"):
-        lesson_toml("x", steps, {"id:0123456789abcdef": {"document_text": pasted}})
+        lesson_toml(story_tour("x", steps), {"id:0123456789abcdef": {"document_text": pasted}})
     assert problems('title = "t"\nk = 3\n[[steps]]\ntext = "x"\n')[0][1].startswith("the lesson needs a document")
     both = 'title = "t"\ndocument_text = "A b."\n[[steps]]\ntext = "x"\ndocument = "nope"\ndocument_text = "c"\n'
     assert problems(both) == [(5, "step 1: a document (an example's name) or a document_text (the document itself), "
@@ -102,14 +105,15 @@ def test_a_pasted_document_goes_in_the_lesson_file_and_a_step_may_have_its_own()
 def test_a_steps_title_and_private_note_go_through_the_lesson_file_and_back():
     """One tour in two homes: a story step's own title and private note are kept by its lesson file
     (the default title "<tour>: step n" is not written), and checked there like the rest."""
+    from dataclasses import replace
+
     lesson = lessons()["which_sentences_and_why"]
-    steps = story_steps(lesson)
-    steps[0] = dict(steps[0], title="Predict first", private="Give them 2 minutes.\nDo not say \"4\".")
-    text = lesson_toml(lesson.title, steps, {lesson.document: {"document": lesson.document}})
+    steps = list(as_story(lesson).steps)
+    steps[0] = replace(steps[0], title="Predict first", private="Give them 2 minutes.\nDo not say \"4\".")
+    text = lesson_toml(story_tour(lesson.title, steps), {lesson.document: {"document": lesson.document}})
     assert problems(text) == [] and text.count("\ntitle = ") == 1 and text.count("private = ") == 1
-    again = story_steps(parse(text, "again"))
-    assert [(s["title"], s["note"], s["private"], s.get("ask")) for s in again] == \
-        [(s["title"], s["note"], s["private"], s.get("ask")) for s in steps]
+    again = as_story(parse(text, "again"))
+    assert again.steps == tuple(steps)
     long = text.replace('private = "Give', 'private = "' + "x" * 4001 + 'Give')
     assert any("private must be a text of at most 4,000 characters" in p for _, p in problems(long))
 
@@ -140,18 +144,18 @@ def test_speaker_notes_the_presenter_view_and_the_storys_title(summarizer):
     at.text_area(key="story_new_private").set_value("SPEAKER-ONLY two")
     button(at, "story_add").click().run()
     at.text_input(key="story_title").set_value("Our story").run()
-    story = at.session_state["story_id"]
+    story = at.session_state[present.STORY].id
 
     key = at.session_state[present.NOTES_KEY]
     room = opened({"story": story, "present": "1"})  # the audience's link: no notes anywhere in its session
     shown = " ".join(h.proto.body for h in room.get("html"))
     assert "SPEAKER-ONLY" not in shown and "What the room reads" in shown and "Our story" in shown
-    assert not any(s["private"] for s in room.session_state[present.STEPS])
+    assert not any(s.private for s in room.session_state[present.STORY].steps)
     assert room.session_state[present.NOTES_KEY] is None  # its keys step it alone: they move no one's presentation
     peek = opened({"story": story, "presenter": "1"})  # the presenter view without the key: refused, said
     assert present.PRESENTER not in peek.session_state and "SPEAKER-ONLY" not in str(
-        [s.get("private") for s in peek.session_state[present.STEPS]])
-    assert opened({"story": story, "key": "0" * 24}).session_state[present.STEPS][0]["private"] == ""
+        [s.private for s in peek.session_state[present.STORY].steps])
+    assert opened({"story": story, "key": "0" * 24}).session_state[present.STORY].steps[0].private == ""
     button(at, "story_present_start").click().run()  # the maker presents: its presenter view follows
     desk = opened({"story": story, "presenter": "1", "key": key})
     said = " ".join(h.proto.body for h in desk.get("html")) + " ".join(m.value for m in desk.markdown)
@@ -183,8 +187,8 @@ def test_a_shipped_lesson_opens_as_a_story_presents_and_exports(summarizer):
     at = new_app()
     at.selectbox(key="story_lesson_pick").set_value("attention_in_20_minutes").run()
     button(at, "story_lesson_open").click().run()
-    steps = at.session_state[present.STEPS]
-    assert len(steps) == len(lessons()["attention_in_20_minutes"].steps) and steps[1].get("ask")
+    steps = at.session_state[present.STORY].steps
+    assert len(steps) == len(lessons()["attention_in_20_minutes"].steps) and steps[1].ask
     lesson = next(b for b in at.get("download_button") if b.key == "story_lesson")
     assert lesson is not None
     button(at, "story_present_start").click().run()  # its document is an example's: found without a store entry
@@ -193,11 +197,14 @@ def test_a_shipped_lesson_opens_as_a_story_presents_and_exports(summarizer):
 
 
 def test_a_story_saved_before_titles_still_opens(store):
-    from ui.stories import load_titled
+    from ui.stories import load
 
     store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", ("A" * 16, json.dumps(
         [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u"}]), "x", 0.0))
-    assert load_titled(store, "A" * 16) == ("Old", [{"title": "Old", "note": "n", "view": {"page": ""}, "uid": "u", "private": ""}])
+    old = load(store, "A" * 16)
+    assert (old.id, old.owner, old.title, len(old.steps)) == ("A" * 16, None, "Old", 1)
+    assert (old.steps[0].title, old.steps[0].text, old.steps[0].private, old.steps[0].key, old.steps[0].page) == \
+        ("Old", "n", "", "u", "")
 
 
 @pytest.mark.slow
@@ -210,7 +217,7 @@ def test_a_story_is_taught_as_a_class_with_its_edits(summarizer):
     at = new_app()
     at.selectbox(key="story_lesson_pick").set_value("which_sentences_and_why").run()
     button(at, "story_lesson_open").click().run()
-    uid = at.session_state[present.STEPS][0]["uid"]
+    uid = at.session_state[present.STORY].steps[0].key
     at.text_area(key=f"story_note_{uid}").set_value("EDITED in the story panel").run()
     button(at, "story_teach").click().run()
     name = at.session_state["class_lesson"]
@@ -254,7 +261,7 @@ def edit_question(at, fields: dict, ok: bool = True):
     """The Story panel's question editor of the picked step: its values, then Save."""
     from ui import present
 
-    uid = at.session_state[present.STEPS][at.session_state["story_pick"]]["uid"]
+    uid = at.session_state[present.STORY].steps[at.session_state["story_pick"]].key
     at.selectbox(key=f"q_kind_{uid}").set_value(fields.pop("kind")).run()
     for name, value in fields.items():
         widget = next(w for kind in ("text_input", "text_area", "number_input", "multiselect", "checkbox", "radio")
@@ -262,7 +269,7 @@ def edit_question(at, fields: dict, ok: bool = True):
         widget.set_value(value).run()
     button(at, f"q_save_{uid}").click().run()
     assert not at.error or not ok, [e.value for e in at.error]
-    return at.session_state[present.STEPS][at.session_state["story_pick"]]
+    return at.session_state[present.STORY].steps[at.session_state["story_pick"]]
 
 
 def test_the_model_answer_filled_in_the_question_editor(summarizer):
@@ -279,7 +286,7 @@ def test_the_model_answer_filled_in_the_question_editor(summarizer):
     at.switch_page("pages/bert_attention.py").run()
     at.text_input(key="story_new_title").set_value("A head").run()
     button(at, "story_add").click().run()
-    uid = at.session_state[present.STEPS][0]["uid"]
+    uid = at.session_state[present.STORY].steps[0].key
     at.text_area(key="document").set_value(SHORT.replace("The", "A", 1)).run()  # another document open now
     p = at.session_state["params"]
     stats = AH.bert_stats(run_trace(SHORT, p["k"], p["block_trigram"], p["weights"], p["device"]))
@@ -299,9 +306,8 @@ def test_the_model_answer_filled_in_the_question_editor(summarizer):
     assert at.number_input(key=f"q_answer_{uid}").value == round(100 * float(stats["cls"][1, 2]), 1)
     at.text_input(key=f"q_text_{uid}").set_value("What share goes to [CLS]?").run()
     button(at, f"q_save_{uid}").click().run()
-    from ui.questions import Ask
 
-    saved = Ask.from_dict(at.session_state[present.STEPS][0]["ask"])
+    saved = at.session_state[present.STORY].steps[0].ask
     assert not at.exception and saved.kind == "number" and saved.unit == "%" and saved.answer == round(
         100 * float(stats["cls"][1, 2]), 1) and (saved.low, saved.high) == (0, 100)
     at.number_input(key=f"q_nlayer_{uid}").set_value(40).run()
@@ -318,7 +324,6 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     the same; presented; taught with two students answering; assigned as homework and answered."""
     from ui import present
     from ui.classroom import answers as A
-    from ui.questions import Ask
     from ui.state import TEACHING
 
     at = new_app()
@@ -333,32 +338,32 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
     at.selectbox(key="story_pick").set_value(0).run()
     sentences = edit_question(at, {"kind": "sentences", "text": "Which 3 will it keep?"})
     at.selectbox(key="story_pick").set_value(1).run()
-    shown = at.session_state[present.STEPS][1]["view"]["pickers"]
+    shown = at.session_state[present.STORY].steps[1].view.pickers
     head = edit_question(at, {"kind": "head", "text": "Which head is this?"})
-    assert Ask.from_dict(head["ask"]).right == ((shown["bert_layer"], shown["bert_head"]),)  # the view's head
+    assert head.ask.right == ((shown["bert_layer"], shown["bert_head"]),)  # the view's head
     at.selectbox(key="story_pick").set_value(2).run()
-    uid = at.session_state[present.STEPS][2]["uid"]
+    uid = at.session_state[present.STORY].steps[2].key
     edit_question(at, {"kind": "choice", "text": "What do they read?", "options": "Only one option"}, ok=False)
-    assert not at.session_state[present.STEPS][2].get("ask")  # refused, in the editor's words
+    assert not at.session_state[present.STORY].steps[2].ask  # refused, in the editor's words
     assert any("write 2 to 6, one per line" in e.value for e in at.error)
     at.text_area(key=f"q_options_{uid}").set_value("Their neighbours\nThe first sentence\nEverything").run()
     choice = edit_question(at, {"kind": "choice", "text": "What do they read?", "right": ["Their neighbours"]})
     at.selectbox(key="story_pick").set_value(3).run()
     number = edit_question(at, {"kind": "number", "text": "How many % is padding?", "has_right": True,
                                 "answer": 20.0, "tolerance": 10.0, "unit": "%"})
-    assert [Ask.from_dict(s["ask"]).kind for s in (sentences, head, choice, number)] == \
+    assert [s.ask.kind for s in (sentences, head, choice, number)] == \
         ["sentences", "head", "choice", "number"]
 
     assert any(b.key == "story_lesson" for b in at.get("download_button"))
     from ui.resources import document_store
     from ui.story import lesson_text
 
-    toml = lesson_text(document_store(), at.session_state[present.STEPS])
+    toml = lesson_text(document_store(), at.session_state[present.STORY].tour)
     assert problems(toml) == [] and 'document = "' in toml  # "Try an example": the example by its name
     back = parse(toml, "mine")
     assert [s.question for s in back.steps] == ["Which 3 will it keep?", "Which head is this?", "What do they read?",
                                                 "How many % is padding?", ""]
-    assert [s.ask for s in back.steps[:4]] == [Ask.from_dict(s["ask"]) for s in (sentences, head, choice, number)]
+    assert [s.ask for s in back.steps[:4]] == [s.ask for s in (sentences, head, choice, number)]
 
     button(at, "story_present_start").click().run()  # presented: the question on the slide
     assert "Which 3 will it keep?" in " ".join(h.proto.body for h in at.get("html"))
@@ -415,15 +420,15 @@ def test_a_story_taught_as_a_class_shows_students_each_step_as_the_story_holds_i
     at.session_state["bert_layer"], at.session_state["bert_head"] = 3, 1
     at.run()
     button(at, "story_add").click().run()  # step 2: BERT layer 4, head 2
-    steps = at.session_state[present.STEPS]
+    steps = at.session_state[present.STORY].steps
     button(at, "story_teach").click().run()
     button(at, "class_start").click().run()
     code = at.session_state[C.TEACHING]
     student = opened({"class": code})
     shown = (student.session_state["k"], student.session_state["block_trigram"])
-    assert not student.exception and shown == (steps[0]["view"]["k"], steps[0]["view"]["tb"]) == (2, False)
+    assert not student.exception and shown == (steps[0].view.k, steps[0].view.tb) == (2, False)
     button(at, "lesson_next").click().run()
     student.session_state[C.MOVED] = True  # what the browser's poll of the class's file sends (no JS in AppTest)
     student.run()
     assert student.title[0].value == "BERT attention"
-    assert {k: student.session_state[k] for k in steps[1]["view"]["pickers"]} == steps[1]["view"]["pickers"]
+    assert {k: student.session_state[k] for k in steps[1].view.pickers} == dict(steps[1].view.pickers)

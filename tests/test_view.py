@@ -172,9 +172,9 @@ def test_every_control_travels_unchanged(page, summarizer):
 
     at.text_input(key="story_new_title").set_value(f"Step of {page or 'summary'}")
     button(at, "story_add").click().run()
-    step = at.session_state[story.STEPS][-1]
-    assert V.View.from_store(json.loads(json.dumps(step["view"])))[0].pickers == want
-    shown_slide = fresh({"story": at.session_state[story.ID], "present": "1"})
+    step = at.session_state[story.STORY].steps[-1]
+    assert V.View.from_store(json.loads(json.dumps(step.view.to_store())))[0].pickers == want
+    shown_slide = fresh({"story": at.session_state[story.STORY].id, "present": "1"})
     assert not shown_slide.exception and shown(shown_slide, page) == want, shown(shown_slide, page)
     button(at, "story_export").click().run()
     made = at.session_state[present.EXPORTS]
@@ -207,7 +207,7 @@ def test_a_heads_importance_slide_after_a_restart_shows_the_ablation(summarizer)
     assert "ablation |ΔL|" not in chart_text(charts(at)[0])  # on the page: the gradient until Run is clicked
     button(at, "story_add").click().run()
     restart()
-    show = fresh({"story": at.session_state[story.ID], "present": "1"})
+    show = fresh({"story": at.session_state[story.STORY].id, "present": "1"})
     assert not show.exception and "ablation |ΔL|" in chart_text(charts(show)[0])
 
 
@@ -222,8 +222,8 @@ def test_links_open_what_they_name(summarizer):
     at.switch_page("pages/why.py").run()
     at.selectbox(key="story_chart").set_value("why_words").run()  # the words, not the position chart
     button(at, "story_add").click().run()
-    story_id = at.session_state[story.ID]
-    assert at.session_state[story.STEPS][0]["view"]["chart"] == "why_words"
+    story_id = at.session_state[story.STORY].id
+    assert at.session_state[story.STORY].steps[0].view.chart == "why_words"
 
     other = fresh({"story": story_id})
     banner = " ".join(m.value for m in other.markdown)
@@ -235,7 +235,7 @@ def test_links_open_what_they_name(summarizer):
     del other.session_state[present.PRESENT]
     summarize(other, SHORT)
     button(other, "story_add").click().run()  # someone else's story: a copy, and the address bar says so
-    assert other.session_state[story.ID] != story_id and other.query_params["story"] == other.session_state[story.ID]
+    assert other.session_state[story.STORY].id != story_id and other.query_params["story"] == other.session_state[story.STORY].id
 
     lesson = fresh({"lesson": "attention_in_20_minutes"})
     assert not lesson.exception and lesson.session_state[C.STEP]["step"] == 0

@@ -34,8 +34,8 @@ APPLIED = "_story_applied"  # the view (its key) this session last took for a sl
 MISSING = "_story_missing"  # (the view, why) when its document is not here: gone from the store, or the store down
 MADE = "_story_slides"  # the slides this session was shown or made: view key → Slide
 EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
-STEPS = "story_steps"  # the story's steps (ui.story)
-TITLE = "story_title"  # the story's title (ui.story)
+STORY = "story"  # this session's story (ui.stories.Story: a tour with an id and an owner; ui.story edits it)
+TITLE = "story_title"  # the Story panel's input of its title (ui.story)
 NOTES_KEY = "story_notes_key"  # this session holds the story's key (ui.stories.notes_key): its notes, its presenter
 PRESENTER = "_story_presenter"  # this session is the presenter view of the story it opened (?presenter=1)
 
@@ -95,6 +95,25 @@ CSS = f"""<style>
 </style>"""
 
 
+def story():
+    """This session's story (ui.stories.Story), or None."""
+    return st.session_state.get(STORY)
+
+
+def steps() -> tuple:
+    """This session's story's steps (ui.tour.Step), or none."""
+    return story().steps if story() else ()
+
+
+def title() -> str:
+    """This session's story's title: its own, else its first step's."""
+    return (story().title or (steps()[0].title if steps() else "")) if story() else ""
+
+
+def story_id() -> str | None:
+    return story().id if story() else None
+
+
 def active() -> bool:
     return st.session_state.get(PRESENT) is not None
 
@@ -105,7 +124,7 @@ def start(n: int = 0, export: bool = False) -> None:
     if not export and linked():  # the presenter view follows from the store
         from ui.stories import start_presenting
 
-        shared(start_presenting, document_store(), st.session_state["story_id"], n)
+        shared(start_presenting, document_store(), story_id(), n)
     if export:  # every slide made again now (a cached one is taken from the cache at once)
         st.session_state.pop(EXPORTS, None)
         st.session_state.pop(MADE, None)
@@ -116,32 +135,30 @@ def stop() -> None:
         st.session_state.pop(k, None)
 
 
-def key_of(view: dict) -> str:
-    return json.dumps(view, sort_keys=True)
+def key_of(view) -> str:
+    """A step's view (ui.view.View) as the slide cache's key."""
+    return json.dumps(view.to_store(), sort_keys=True)
 
 
-def take(view: dict, text: str) -> None:
-    """The next run takes a story step's ``view`` (as the store keeps it) with its document's ``text``,
-    whole (ui.arrival), its reference summary with it."""
-    from ui.view import View
-
-    taken, _ = View.from_store(view)
-    arrival.open_view(taken, text, reference=document_store().get(taken.ref) if taken.ref else None)
+def take(view, text: str) -> None:
+    """The next run takes a story step's ``view`` (ui.view.View) with its document's ``text``, whole
+    (ui.arrival), its reference summary with it."""
+    arrival.open_view(view, text, reference=document_store().get(view.ref) if view.ref else None)
 
 
 def prepare(store) -> None:
     """At the top of a run, before any widget: the shown step's view is taken (page, document,
     pickers), unless its slide is cached or this session took it already."""
-    steps = st.session_state.get(STEPS) or []
-    if not active() or not steps:
+    shown = steps()
+    if not active() or not shown:
         return stop() if active() else None
-    n = st.session_state[PRESENT] = max(0, min(len(steps) - 1, st.session_state[PRESENT]))
-    view = steps[n]["view"]
+    n = st.session_state[PRESENT] = max(0, min(len(shown) - 1, st.session_state[PRESENT]))
+    view = shown[n].view
     key = key_of(view)
     if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
         return
     st.session_state[APPLIED] = key
-    text = shared(arrival.document_of, store, view.get("doc"), default=False)
+    text = shared(arrival.document_of, store, view.doc, default=False)
     if text is False:  # the store is down (its notice says so): tried again on the next run
         st.session_state[MISSING], st.session_state[APPLIED] = (key, DOWN), None
         return
@@ -152,7 +169,7 @@ def prepare(store) -> None:
     take(view, text)
 
 
-def compute(pg, view: dict, examples: dict) -> Slide:
+def compute(pg, view, examples: dict) -> Slide:
     """The step's page run out of sight, its figures kept: the first one is the slide's chart."""
     from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
@@ -170,8 +187,8 @@ def compute(pg, view: dict, examples: dict) -> Slide:
     finally:
         captured = st.session_state.pop(figures.CAPTURE, [])
     trace, params = current_trace(), state.params()
-    fig, chart = next((c for c in captured if c[1] == view.get("chart")), captured[0] if captured else (None, None))
-    summary = [trace.summary.sentences[i] for i in trace.summary.selected] if view.get("page") == "" and trace else []
+    fig, chart = next((c for c in captured if c[1] == view.chart), captured[0] if captured else (None, None))
+    summary = [trace.summary.sentences[i] for i in trace.summary.selected] if view.page == "" and trace else []
     settings = f"{pg.title} · " + (result_caption(trace, params, examples, plain=True) if trace else "")
     picked = tuple(sorted(trace.summary.selected)) if trace else ()
     if isinstance(fig, str):  # a page's HTML (the Why page's words), not a chart
@@ -182,26 +199,26 @@ def compute(pg, view: dict, examples: dict) -> Slide:
 
 def show(pg, examples: dict) -> None:
     """The slide of the shown step (computed and cached first if need be), and the keys."""
-    steps = st.session_state[STEPS]
+    shown = steps()
     n = st.session_state[PRESENT]
-    step = steps[n]
-    key = key_of(step["view"])
+    step = shown[n]
+    key = key_of(step.view)
     st.html(CSS)
     slide = slide_cache().peek(key)
     if slide is None:
         gone = st.session_state.get(MISSING)
-        slide = Slide("", "", missing=gone[1]) if gone and gone[0] == key else compute(pg, step["view"], examples)
+        slide = Slide("", "", missing=gone[1]) if gone and gone[0] == key else compute(pg, step.view, examples)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
     st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
     if st.session_state.get(EXPORT):
-        return export_next(steps)
+        return export_next(shown)
     pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
     height = pressed.height if isinstance(pressed.height, (int, float)) and 200 <= pressed.height <= 10_000 else 720
-    draw(slide, step, n, len(steps), int(height))
+    draw(slide, step, n, len(shown), int(height))
     follow_store()
     if pressed.key:
-        move(pressed.key, len(steps))
+        move(pressed.key, len(shown))
 
 
 def move(name: str, total: int) -> None:
@@ -209,11 +226,11 @@ def move(name: str, total: int) -> None:
     step's view)."""
     n = st.session_state[PRESENT]
     if name == "exit":
-        steps = st.session_state[STEPS]
+        view = steps()[n].view
         stop()
-        text = shared(arrival.document_of, document_store(), steps[n]["view"].get("doc"))
+        text = shared(arrival.document_of, document_store(), view.doc)
         if text is not None:
-            take(steps[n]["view"], text)
+            take(view, text)
     else:
         to = goto(name, n, total)
         if to is None:  # not a key the page sends (a tampered message): nothing happens
@@ -235,7 +252,7 @@ def linked() -> bool:
     """Whether this window's presentation is the presenter's, tied to its presenter view through
     the store: only a session holding the story's key (its maker, or its key's link). A window
     opened from the audience's link steps alone: it neither moves nor follows the presenter's."""
-    return bool(st.session_state.get("story_id") and st.session_state.get(NOTES_KEY))
+    return bool(story_id() and st.session_state.get(NOTES_KEY))
 
 
 SEEN = "_present_seen"  # when the presentation's step last moved, as this window knows it
@@ -249,7 +266,7 @@ def tell(n: int) -> None:
     if linked():
         from ui.stories import show_step
 
-        shared(show_step, document_store(), st.session_state["story_id"], n)
+        shared(show_step, document_store(), story_id(), n)
 
 
 @st.fragment(run_every=1.0)
@@ -257,37 +274,36 @@ def follow_store() -> None:
     """Every second: the step the other window of this presentation moved to since (the store), if any."""
     from ui.stories import shown_step
 
-    story = st.session_state.get("story_id")
-    found = shared(shown_step, document_store(), story) if linked() else None
+    found = shared(shown_step, document_store(), story_id()) if linked() else None
     if found is None:
         return
     n, _, moved = found
     if moved > st.session_state.setdefault(SEEN, moved):
         st.session_state[SEEN] = moved
-        if n != st.session_state.get(PRESENT) and n < len(st.session_state[STEPS]):
+        if n != st.session_state.get(PRESENT) and n < len(steps()):
             st.session_state[PRESENT] = n
             st.rerun(scope="app")
 
 
-def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
+def draw(slide: Slide, step, n: int, total: int, height: int) -> None:
     """The slide, large: title, note (as text), chart, summary, plain words, settings, counter."""
     with st.container(key="present_slide"):
         from viz.common import markdown_text
 
-        if n == 0 and st.session_state.get(TITLE):  # the story's own title, over its first step
-            st.html(f"<p class='present-story'>{html.escape(st.session_state[TITLE])}</p>")
-        st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
-        if step["note"]:
-            st.html(f"<p class='present-note'>{html.escape(step['note'])}</p>")
-        if step.get("question"):
-            st.html(f"<p class='present-note'><b>Question:</b> {html.escape(step['question'])}</p>")
+        if n == 0 and story().title:  # the story's own title, over its first step
+            st.html(f"<p class='present-story'>{html.escape(story().title)}</p>")
+        st.title(markdown_text(step.title or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
+        if step.text:
+            st.html(f"<p class='present-note'>{html.escape(step.text)}</p>")
+        if step.question:
+            st.html(f"<p class='present-note'><b>Question:</b> {html.escape(step.question)}</p>")
         if slide.figure is not None:
             from viz.deck import for_slide
 
-            fig = for_slide(slide.figure, height=max(300, int(height * (0.55 if step["note"] else 0.66))))
+            fig = for_slide(slide.figure, height=max(300, int(height * (0.55 if step.text else 0.66))))
             st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
         elif slide.html:
-            with st.container(height=max(300, int(height * (0.55 if step["note"] else 0.66))), border=False):
+            with st.container(height=max(300, int(height * (0.55 if step.text else 0.66))), border=False):
                 st.html(slide.html)
         elif slide.missing:
             st.warning(slide.missing, icon=":material/info:")
@@ -302,40 +318,40 @@ def draw(slide: Slide, step: dict, n: int, total: int, height: int) -> None:
                 "and Enter to jump, F full screen, Esc to leave</div>")
 
 
-def slides(steps: list[dict]) -> list[Slide]:
+def slides(steps) -> list[Slide]:
     """Every step's slide, as the export's walk made it (``MADE``), with its title and note, and a
     question's space to answer (a lesson's export is a handout)."""
     from ui.tour import answer_space
 
     made = st.session_state[MADE]  # (the private notes stay out: an export is for the audience)
-    return [dataclasses.replace(made[key_of(s["view"])], title=s["title"],
-                                note=s["note"] + (f"\n\nQuestion: {s['question']}" if s.get("question") else ""),
-                                answer_space=answer_space(s["ask"]) if s.get("ask") else []) for s in steps]
+    return [dataclasses.replace(made[key_of(s.view)], title=s.title,
+                                note=s.text + (f"\n\nQuestion: {s.question}" if s.question else ""),
+                                answer_space=answer_space(s.ask) if s.ask else []) for s in steps]
 
 
-def answers(steps: list[dict], made: list[Slide]) -> list[tuple[int, str]]:
+def answers(steps, made: list[Slide]) -> list[tuple[int, str]]:
     """A handout's last page: each question's answer (step from 1)."""
     from ui.tour import answer_words
 
-    return [(n + 1, answer_words(s["ask"], m.picked)) for n, (s, m) in enumerate(zip(steps, made)) if s.get("ask")]
+    return [(n + 1, answer_words(s.ask, m.picked)) for n, (s, m) in enumerate(zip(steps, made)) if s.ask]
 
 
-def export_next(steps: list[dict]) -> None:
+def export_next(steps) -> None:
     """Exporting: on to the next step without a slide; when none is left, make the exports."""
     n = st.session_state[PRESENT]
     st.progress((n + 1) / len(steps), f"Preparing the exports: step {n + 1} of {len(steps)}…")
-    todo = [i for i, s in enumerate(steps) if i > n and key_of(s["view"]) not in st.session_state[MADE]]
+    todo = [i for i, s in enumerate(steps) if i > n and key_of(s.view) not in st.session_state[MADE]]
     if todo:
         st.session_state[PRESENT] = todo[0]
         st.rerun()
     stop()
     with st.spinner("Making the HTML deck and the PDF…"):
         made = slides(steps)
-        title = st.session_state.get(TITLE) or steps[0]["title"] or "A story"
+        heading = title() or "A story"
         from viz.deck import deck_html
 
-        deck = deck_html(title, made, answers=answers(steps, made))
-        pdf, why = pdf_of(deck_html(title, made, printable=True, answers=answers(steps, made)))
+        deck = deck_html(heading, made, answers=answers(steps, made))
+        pdf, why = pdf_of(deck_html(heading, made, printable=True, answers=answers(steps, made)))
     st.session_state[EXPORTS] = {"html": deck, "pdf": pdf, "pdf_error": why}
     st.rerun()
 

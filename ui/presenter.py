@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui.errors import shared
 from ui.player import private_note
-from ui.present import CSS, STEPS, _keys, goto
+from ui.present import CSS, _keys, goto, steps as story_steps, story_id
 
 
 def presenter(store) -> None:
@@ -22,8 +22,7 @@ def presenter(store) -> None:
     from ui.stories import shown_step
 
     st.html(CSS)
-    steps = st.session_state[STEPS]
-    story = st.session_state.get("story_id")
+    steps, story = story_steps(), story_id()
     found = shared(shown_step, store, story) if story else None
     with st.container(key="presenter_view"):
         if found is None:
@@ -37,11 +36,11 @@ def presenter(store) -> None:
             st.caption(f"Presenter view · step {n + 1} of {len(steps)} · {minutes}:{seconds:02d} since the start")
             from viz.common import markdown_text
 
-            st.title(markdown_text(step["title"] or f"Step {n + 1}"), anchor=False)
-            private_note(step.get("private") or "", large=True)
-            if step["note"]:
-                st.caption("The audience reads: " + markdown_text(step["note"]))
-            st.markdown("**Next:** " + (markdown_text(steps[n + 1]["title"] or f"Step {n + 2}") if n + 1 < len(steps)
+            st.title(markdown_text(step.title or f"Step {n + 1}"), anchor=False)
+            private_note(step.private, large=True)
+            if step.text:
+                st.caption("The audience reads: " + markdown_text(step.text))
+            st.markdown("**Next:** " + (markdown_text(steps[n + 1].title or f"Step {n + 2}") if n + 1 < len(steps)
                                         else "the end"))
             st.caption("←/→, PageUp/PageDown or a number and Enter step both windows.")
             pressed = _keys(key="presenter_keys", on_key_change=lambda: None, on_height_change=lambda: None)

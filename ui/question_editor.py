@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.questions import KINDS, MODELS, Ask, from_toml, table_problems
+from ui.questions import KINDS, MODELS, from_toml, table_problems
 from viz.common import markdown_text
 
 ASKS = {"choice": "Options", "sentences": "Which sentences", "head": "Which head", "number": "A number"}
@@ -17,11 +17,9 @@ WORDS = {"options": "Options: write 2 to 6, one per line, each different.",
          "range": "Range: the lowest must be below the highest."}  # the checker's words for keys the editor names
 
 
-def shown_head(step: dict, model: str) -> tuple[int, int]:
+def shown_head(step, model: str) -> tuple[int, int]:
     """The head the step's view shows (from 1), the model's answer a head question starts from."""
-    from ui.view import View
-
-    p = View.from_store(step["view"])[0].pickers
+    p = step.view.pickers
     opened = p.get("heads_pick")
     if isinstance(opened, (list, tuple)) and len(opened) == 3 and opened[0] == model:
         return int(opened[1]) + 1, int(opened[2]) + 1
@@ -29,7 +27,7 @@ def shown_head(step: dict, model: str) -> tuple[int, int]:
     return int(p.get(f"{prefix}_layer", 0)) + 1, int(p.get(f"{prefix}_head", 0)) + 1
 
 
-def measured(store, step: dict) -> dict | None:
+def measured(store, step) -> dict | None:
     """The Heads page's statistics of every head ({"bert"|"inter": {name: [L, H]}}) on the step's
     document and settings, from the server's result cache (computed once); None: its document is
     no longer on this server."""
@@ -37,9 +35,8 @@ def measured(store, step: dict) -> dict | None:
     from ui.errors import shared
     from ui.models import weights_choices
     from ui.runs import head_stats, run_trace
-    from ui.view import View
 
-    view = View.from_store(step["view"])[0]
+    view = step.view
     text = shared(document_of, store, view.doc)
     if not text:
         return None
@@ -59,7 +56,7 @@ def statistics(model: str) -> dict[str, str]:
 SHARES = ("cls", "first_cls", "sep", "punctuation", "previous", "next", "same_sentence", "other_sentences")  # 0-1
 
 
-def fill_head(store, step: dict, uid: str) -> None:
+def fill_head(store, step, uid: str) -> None:
     """The model's answer to "which head": the one highest on the picked statistic, on the step's document."""
     stats, model = measured(store, step), st.session_state.get(f"q_model_{uid}") or "bert"
     if stats is None:
@@ -75,7 +72,7 @@ def fill_head(store, step: dict, uid: str) -> None:
     st.session_state.pop(f"q_wrong_{uid}", None)
 
 
-def fill_number(store, step: dict, uid: str) -> None:
+def fill_number(store, step, uid: str) -> None:
     """The model's answer to a number question: the picked share of a BERT head on the step's document, in %."""
     stats = measured(store, step)
     if stats is None:
@@ -97,7 +94,7 @@ def fill_number(store, step: dict, uid: str) -> None:
     st.session_state.pop(f"q_wrong_{uid}", None)
 
 
-def table(uid: str, step: dict) -> dict:
+def table(uid: str, step) -> dict:
     """The editor's values as a lesson's [steps.answer] table (numbers from 1)."""
     g = lambda name, default=None: st.session_state.get(f"q_{name}_{uid}", default)  # noqa: E731
     kind = g("kind")
@@ -106,7 +103,7 @@ def table(uid: str, step: dict) -> dict:
         right = [options.index(r) + 1 for r in g("right") or [] if r in options]
         return {"kind": kind, "options": options, **({"right": right} if right else {})}
     if kind == "sentences":
-        return {"kind": kind, "pick": int(g("pick") or step["view"].get("k", 3))}
+        return {"kind": kind, "pick": int(g("pick") or step.view.k)}
     if kind == "head":
         right = [[int(g("layer")), int(g("head"))]] if g("has_right", True) else []
         return {"kind": kind, "model": g("model") or "bert", **({"right": right} if right else {})}
@@ -116,12 +113,14 @@ def table(uid: str, step: dict) -> dict:
     return out
 
 
-def save(steps: list[dict], i: int, uid: str, changed) -> None:
-    """The Save button's callback: the question checked as a lesson file's would be, kept or said."""
+def save(step, i: int, keep) -> None:
+    """The Save button's callback: the question checked as a lesson file's would be, kept (``keep(i,
+    question=…, ask=…)``) or said."""
     from ui.tour import model_shapes
 
+    uid = step.key
     asked = (st.session_state.get(f"q_text_{uid}") or "").strip()
-    found = table(uid, steps[i])
+    found = table(uid, step)
     wrong = [WORDS.get(k, m[:1].upper() + m[1:] + ".") for k, m in table_problems(found, model_shapes())]
     if not asked:
         wrong.insert(0, "Write the question itself.")
@@ -129,27 +128,24 @@ def save(steps: list[dict], i: int, uid: str, changed) -> None:
         st.session_state[f"q_wrong_{uid}"] = wrong
         return
     st.session_state.pop(f"q_wrong_{uid}", None)
-    steps[i] = {**steps[i], "question": asked, "ask": from_toml(found).to_dict()}
-    changed()
+    keep(i, question=asked, ask=from_toml(found))
 
 
-def remove(steps: list[dict], i: int, changed) -> None:
-    uid = steps[i]["uid"]
-    steps[i] = {k: v for k, v in steps[i].items() if k not in ("ask", "question")}
-    for key in [k for k in st.session_state if k.startswith("q_") and k.endswith(f"_{uid}")]:
+def remove(step, i: int, keep) -> None:
+    for key in [k for k in st.session_state if k.startswith("q_") and k.endswith(f"_{step.key}")]:
         del st.session_state[key]  # the editor starts again from no question
-    changed()
+    keep(i, question="", ask=None)
 
 
-def defaults(step: dict) -> dict:
+def defaults(step) -> dict:
     """The editor's first values: the saved question's, else the model's answer where the step's
     view gives it (the head it shows) and plain defaults."""
-    k = int(step["view"].get("k", 3))
+    k = step.view.k
     layer, head = shown_head(step, "bert")
-    out = {"text": step.get("question") or "", "options": "", "right": [], "pick": k, "model": "bert",
+    out = {"text": step.question, "options": "", "right": [], "pick": k, "model": "bert",
            "has_right": True, "layer": layer, "head": head, "low": 0.0, "high": 100.0, "unit": "",
            "answer": 0.0, "tolerance": 0.0, "nlayer": layer, "nhead": head}
-    ask = Ask.from_dict(step["ask"]) if step.get("ask") else None
+    ask = step.ask
     if ask is None:
         return {**out, "kind": None}
     out["kind"] = ask.kind
@@ -166,15 +162,15 @@ def defaults(step: dict) -> dict:
     return out
 
 
-def editor(store, steps: list[dict], i: int, changed) -> None:
-    """The picked step's question: its kind, text and answer (the model's filled in on request);
-    Save checks it."""
-    step, uid = steps[i], steps[i]["uid"]
+def editor(store, step, i: int, keep) -> None:
+    """Step ``i``'s question (``step``: a ui.tour.Step): its kind, text and answer (the model's filled
+    in on request); Save checks it, then ``keep(i, question=…, ask=…)`` keeps it."""
+    uid = step.key
     for name, value in defaults(step).items():  # (set once; the widgets below take no value of their own)
         st.session_state.setdefault(f"q_{name}_{uid}", value)
     with st.expander("Its question", icon=":material/quiz:"):  # (one label: a new one would close it)
-        if step.get("ask"):
-            st.caption(f"Saved: {markdown_text(step.get('question') or '')}")
+        if step.ask:
+            st.caption(f"Saved: {markdown_text(step.question)}")
         kind = st.selectbox("Kind", KINDS, key=f"q_kind_{uid}", format_func=ASKS.get, placeholder="No question",
                             help="Options: one or more right, or none (an opinion). Which sentences will the model "
                                  "pick. Which head (a layer and a head). A number in a range.")
@@ -224,9 +220,9 @@ def editor(store, steps: list[dict], i: int, changed) -> None:
         if filled_kind == kind:  # what the last Fill in put in, for this kind
             st.caption(markdown_text(filled))
         st.button("Save the question", key=f"q_save_{uid}", type="primary", on_click=save,
-                  args=(steps, i, uid, changed), width="stretch")
-        if step.get("ask"):
-            st.button("Remove the question", key=f"q_remove_{uid}", on_click=remove, args=(steps, i, changed),
+                  args=(step, i, keep), width="stretch")
+        if step.ask:
+            st.button("Remove the question", key=f"q_remove_{uid}", on_click=remove, args=(step, i, keep),
                       width="stretch")
         for problem in st.session_state.get(f"q_wrong_{uid}", []):
             st.error(markdown_text(problem))

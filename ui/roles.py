@@ -30,9 +30,10 @@ def role() -> str:
         return STUDENT
     if s.get(state.TEACHING) or s.get(HOMEWORK_RESULTS) or s.get(teacher.HOLDS):
         return TEACHER
-    if s.get("story_notes_key"):
+    story = s.get("story")  # (ui.present.STORY, ui.present.NOTES_KEY: not imported, for a light module)
+    if story is not None and story.id and s.get("story_notes_key"):
         return PRESENTER
-    if s.get("story_id"):
+    if story is not None and story.id:
         return AUDIENCE
     return EXPLORER
 

@@ -2,13 +2,15 @@
 link (``?story=ID``), so a story prepared on one machine is presented on another and survives
 restarts. No Streamlit.
 
-A story has a title and steps. A step is {"title", "note" (what the audience reads), "private"
-(the presenter's own note, shown only in the presenter view), "view", "uid"} (uid: a name for its
-widgets); the view is ui.view's,
-what a class publishes and a link carries (page, document id, k, trigram blocking, weights, BERT
-window, every control of the page, and which of its charts the slide shows). A story belongs to whoever made
-it (an owner token kept in their session; the store holds its hash): their changes update it,
-anyone else's make a copy with a new link, so a link sent to stakeholders shows what was sent."""
+A story is a tour (ui.tour.Tour: a title and steps, each a ui.view.View with its text, title,
+private note and question) with an id and an owner. Its views name their documents by the store's
+id of the text (ui.link.doc_id) or an example's name. A story belongs to whoever made it (an owner
+token kept in their session; the store holds its hash): their changes update it, anyone else's make
+a copy with a new link, so a link sent to stakeholders shows what was sent.
+
+The store keeps a story as JSON: {"title", "steps": [{"title", "note" (the step's text), "private",
+"view" (View.to_store), "uid" (its Step.key), and optionally "question" and "ask"}]} (``rows``,
+``from_rows``: a story saved before titles is a bare list of steps)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +19,9 @@ import json
 import re
 import secrets
 import time
+from dataclasses import dataclass, replace
 
-from ui.tour import MAX_NOTE, MAX_TITLE
+from ui.tour import MAX_NOTE, MAX_TITLE, Step, Tour, story_tour
 from viz.common import CONTROL
 
 MAX_STEPS = 50
@@ -27,6 +30,53 @@ ID = re.compile(r"[A-Za-z0-9_-]{16}")  # a story id as ``save`` makes them
 
 class BadStory(ValueError):
     """A story that cannot be saved or opened as asked (the message: one sentence)."""
+
+
+@dataclass(frozen=True)
+class Story:
+    """A tour with an id and an owner token (both None until it is first saved; the owner only in
+    its maker's session)."""
+    tour: Tour
+    id: str | None = None
+    owner: str | None = None
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.tour.steps
+
+    @property
+    def title(self) -> str:
+        return self.tour.title
+
+    def with_steps(self, steps) -> "Story":
+        return replace(self, tour=story_tour(self.title, steps))
+
+    def with_step(self, i: int, **changes) -> "Story":
+        """Step ``i`` changed (``dataclasses.replace``'s keywords)."""
+        steps = list(self.steps)
+        steps[i] = replace(steps[i], **changes)
+        return self.with_steps(steps)
+
+    def with_title(self, title: str) -> "Story":
+        return replace(self, tour=story_tour(title, self.steps))
+
+
+def rows(tour: Tour) -> list[dict]:
+    """A story's steps as the store keeps them (``checked`` checks them; ``from_rows`` reads them)."""
+    return [{"title": s.title, "note": s.text, "private": s.private, "view": s.view.to_store(),
+             "uid": s.key or secrets.token_hex(6), **({"question": s.question} if s.question else {}),
+             **({"ask": s.ask.to_dict()} if s.ask else {})} for s in tour.steps]
+
+
+def from_rows(title: str, steps: list[dict]) -> Tour:
+    """A story's tour from its stored steps, every field checked again (``checked``, ui.view)."""
+    from ui.questions import Ask
+    from ui.view import View
+
+    return story_tour(text(title)[:MAX_TITLE], [
+        Step(View.from_store(s["view"])[0], s["note"], s.get("question", ""),
+             Ask.from_dict(s["ask"]) if s.get("ask") else None, title=s["title"], private=s["private"], key=s["uid"])
+        for s in checked(steps)])
 
 
 def _hash(token: str) -> str:
@@ -67,44 +117,39 @@ def question(ask) -> dict | None:
         return None
 
 
-def save(store, steps: list[dict], story: str | None = None, owner: str | None = None,
-         title: str = "") -> tuple[str, str]:
-    """Write a story (its ``title`` and steps); → (its id, its owner token). With the ``story`` id and
-    its ``owner`` token: that story is updated; otherwise a new one (a copy) is made with a new id and token."""
-    data, now = json.dumps({"title": text(title)[:MAX_TITLE], "steps": checked(steps)}), time.time()
-    if story and owner and store.run("UPDATE stories SET steps = ?, updated = ? WHERE id = ? AND owner = ? "
-                                     "RETURNING id", (data, now, story, _hash(owner)), True):
-        return story, owner
-    story, owner = secrets.token_urlsafe(12), secrets.token_urlsafe(18)
-    store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", (story, data, _hash(owner), now))
-    return story, owner
+def save(store, story: Story) -> Story:
+    """Write a story; → it with its id and owner token. With its id and that story's owner token, the
+    story is updated; otherwise a new one (a copy) is made with a new id and token."""
+    data, now = json.dumps({"title": text(story.title)[:MAX_TITLE], "steps": checked(rows(story.tour))}), time.time()
+    if story.id and story.owner and store.run("UPDATE stories SET steps = ?, updated = ? WHERE id = ? AND owner = ? "
+                                              "RETURNING id", (data, now, story.id, _hash(story.owner)), True):
+        return story
+    made, owner = secrets.token_urlsafe(12), secrets.token_urlsafe(18)
+    store.run("INSERT INTO stories VALUES (?, ?, ?, ?)", (made, data, _hash(owner), now))
+    return replace(story, id=made, owner=owner)
 
 
-def load(store, story: str) -> list[dict]:
-    """A story's steps, or BadStory (its id is malformed or unknown)."""
-    return load_titled(store, story)[1]
+def load(store, story: str, key: str = "") -> Story:
+    """A story (its owner unknown: None), or BadStory (its id is malformed or unknown). A story saved
+    before titles: its first step's title. Its private notes only with its ``key`` (``notes_key``):
+    the audience's link leaves them out."""
+    if not ID.fullmatch(story or ""):
+        raise BadStory("That story link is not one this app makes (its id is 16 letters, digits, - or _).")
+    found = store.run("SELECT steps FROM stories WHERE id = ?", (story,), True)
+    if not found:
+        raise BadStory("There is no story with that link on this server.")
+    saved = json.loads(found[0][0])
+    title, steps = ((saved[0]["title"] if saved else ""), saved) if isinstance(saved, list) else \
+        (saved.get("title", ""), saved.get("steps", []))
+    if not (key and hmac.compare_digest(str(key).encode(), notes_key(store, story).encode())):
+        steps = [{**s, "private": ""} for s in steps]
+    return Story(from_rows(title, steps), story)
 
 
 def notes_key(store, story: str) -> str:
     """The key that opens ``story`` with its private notes (a keyed hash of its id under this
     server's secret): in its maker's links (``&key=``) only, never in the audience's."""
     return hmac.new(store.secret("story_notes").encode(), story.encode(), hashlib.sha256).hexdigest()[:24]
-
-
-def load_titled(store, story: str, key: str = "") -> tuple[str, list[dict]]:
-    """A story's title and steps (a story saved before titles: its first step's title), or BadStory.
-    Its private notes only with its ``key`` (``notes_key``): the audience's link leaves them out."""
-    if not ID.fullmatch(story or ""):
-        raise BadStory("That story link is not one this app makes (its id is 16 letters, digits, - or _).")
-    rows = store.run("SELECT steps FROM stories WHERE id = ?", (story,), True)
-    if not rows:
-        raise BadStory("There is no story with that link on this server.")
-    saved = json.loads(rows[0][0])
-    title, steps = ((saved[0]["title"] if saved else ""), saved) if isinstance(saved, list) else \
-        (saved.get("title", ""), saved.get("steps", []))
-    if not (key and hmac.compare_digest(str(key).encode(), notes_key(store, story).encode())):
-        steps = [{**s, "private": ""} for s in steps]
-    return title, steps
 
 
 def show_step(store, story: str, n: int) -> None:
@@ -130,7 +175,7 @@ def owns(store, story: str, owner: str | None) -> bool:
     return bool(rows and owner) and hmac.compare_digest(rows[0][0], _hash(owner))
 
 
-def moved(steps: list[dict], i: int, by: int) -> list[dict]:
+def moved(steps, i: int, by: int) -> list:
     """The steps with step ``i`` moved ``by`` places (clamped to the ends)."""
     j = max(0, min(len(steps) - 1, i + by))
     out = list(steps)

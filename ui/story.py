@@ -10,11 +10,12 @@ import streamlit as st
 
 from ui import arrival, player, present
 from ui.errors import shared
-from ui.stories import MAX_STEPS, BadStory, load_titled, moved, notes_key, save
-from ui.tour import MAX_NOTE, MAX_TITLE
+from ui.stories import MAX_STEPS, BadStory, Story, load, moved, notes_key, save
+from ui.tour import MAX_NOTE, MAX_TITLE, Step, story_tour
+from ui.view import View
 from viz.common import markdown_text
 
-STEPS, ID, OWNER, TITLE = present.STEPS, "story_id", "story_owner", present.TITLE
+STORY, TITLE = present.STORY, present.TITLE  # this session's story (ui.stories.Story); its title's input
 DIRTY, NOTICE = "_story_dirty", "_story_notice"
 OPENED = "_story_opened"  # a story this session opened by its link: the banner above the page says so
 WALK = "_story_walk"  # the step this session is exploring in the live app (Back/Next), if any
@@ -28,16 +29,15 @@ def read_link(store) -> bool | None:
         return
     key = st.query_params.get("key") or ""
     try:
-        found = shared(load_titled, store, story, key)
+        found = shared(load, store, story, key)
     except BadStory as e:
         st.session_state[NOTICE] = str(e)
         return
     if found is None:  # the store is down: its notice says so, and the next run tries again
         return False
-    title, steps = found
+    steps = found.steps
     mine = bool(key) and key == shared(notes_key, store, story)  # its maker's link: the notes, the presenter view
-    st.session_state.update({STEPS: steps, ID: story, OWNER: None, OPENED: True, TITLE: title,
-                             present.NOTES_KEY: key if mine else None})
+    st.session_state.update({STORY: found, OPENED: True, TITLE: found.title, present.NOTES_KEY: key if mine else None})
     if st.query_params.get("presenter") == "1" and steps and not mine:
         st.session_state[NOTICE] = ("The presenter view opens from its maker's presenter link (it carries the story's "
                                     "key): this is the audience's link.")
@@ -50,19 +50,18 @@ def read_link(store) -> bool | None:
 def banner(store) -> None:
     """Above the page of a session that opened a story's link, or explores a story step by step:
     which story, Present, and the step explored with Back/Next."""
-    steps = st.session_state.get(STEPS) or []
+    steps = present.steps()
     walk = st.session_state.get(WALK)
     if walk is not None and not 0 <= walk < len(steps):
         walk = st.session_state[WALK] = None
     if not (st.session_state.get(OPENED) or walk is not None) or not steps:
         return
     with st.container(border=True, key="story_banner"):
-        st.markdown(f":material/slideshow: **Story: {markdown_text(st.session_state.get(TITLE) or steps[0]['title'] or 'untitled')}** · "
+        st.markdown(f":material/slideshow: **Story: {markdown_text(present.title() or 'untitled')}** · "
                     f"{len(steps)} step{'s' if len(steps) != 1 else ''}. Its steps are in the sidebar under **Story**.")
         if walk is not None:
             s = steps[walk]
-            st.markdown(player.words(walk, len(steps), s["title"] or "(untitled)", s.get("note", ""),
-                                     s.get("question", "")))
+            st.markdown(player.words(walk, len(steps), s.title or "(untitled)", s.text, s.question))
         c = st.columns([1, 1, 1, 1, 2])
         if walk is None:
             c[0].button("Explore it", key="story_walk_start", icon=":material/explore:", on_click=open_step,
@@ -82,15 +81,15 @@ def close_banner() -> None:
 def open_step(store, i: int) -> None:
     """Step ``i``'s view in the live app, to explore it (its page, document and controls, as its
     link would open them); Back/Next in the banner go on from there."""
-    steps = st.session_state.get(STEPS) or []
+    steps = present.steps()
     if not 0 <= i < len(steps):
         return
-    text = shared(arrival.document_of, store, steps[i]["view"].get("doc"), default=False)
+    text = shared(arrival.document_of, store, steps[i].view.doc, default=False)
     if not text:  # False: the store is down (its notice says so); None: the document is gone
         st.session_state[NOTICE] = (f"Step {i + 1}'s document is no longer on this server: it cannot be opened."
                                     if text is None else f"Step {i + 1} could not be opened: try again in a moment.")
         return
-    present.take(steps[i]["view"], text)
+    present.take(steps[i].view, text)
     st.session_state.update({WALK: i, "story_pick": i})
 
 
@@ -111,32 +110,44 @@ def add(page: str, title: str) -> None:
     if view is None:  # (the button is drawn before this run's Summarize: not disabled for want of a result)
         st.session_state[NOTICE] = "Summarize a document first: a story step is a view of a result."
         return
-    view.pop("lesson", None)
-    view["chart"] = st.session_state.get(CHART) or None
-    steps = st.session_state.setdefault(STEPS, [])
-    steps.append({"title": (st.session_state.get("story_new_title") or title).strip()[:MAX_TITLE],
-                  "note": (st.session_state.get("story_new_note") or "")[:MAX_NOTE],
-                  "private": (st.session_state.get("story_new_private") or "")[:MAX_NOTE], "view": view,
-                  "uid": secrets.token_hex(6)})
+    view = View.from_store(view)[0].but(chart=st.session_state.get(CHART) or None)
+    step = Step(view, (st.session_state.get("story_new_note") or "")[:MAX_NOTE],
+                title=(st.session_state.get("story_new_title") or title).strip()[:MAX_TITLE],
+                private=(st.session_state.get("story_new_private") or "")[:MAX_NOTE], key=secrets.token_hex(6))
+    story = st.session_state.get(STORY) or Story(story_tour("", ()))
+    st.session_state[STORY] = story.with_steps([*story.steps, step])
     st.session_state["story_new_title"] = st.session_state["story_new_note"] = st.session_state["story_new_private"] = ""
-    st.session_state["story_pick"] = len(steps) - 1
+    st.session_state["story_pick"] = len(story.steps)
+    changed()
+
+
+def keep(i: int, **changes) -> None:
+    """Step ``i`` with ``changes`` (``dataclasses.replace``'s keywords: its question, say)."""
+    st.session_state[STORY] = st.session_state[STORY].with_step(i, **changes)
     changed()
 
 
 def edit(i: int, field: str, key: str) -> None:
-    st.session_state[STEPS][i][field] = st.session_state[key][:MAX_TITLE if field == "title" else MAX_NOTE]
-    changed()
+    """Step ``i``'s title, text or private note from its input ``key``."""
+    keep(i, **{field: st.session_state[key][:MAX_TITLE if field == "title" else MAX_NOTE]})
 
 
 def shift(i: int, by: int) -> None:
-    st.session_state[STEPS] = moved(st.session_state[STEPS], i, by)
-    st.session_state["story_pick"] = max(0, min(len(st.session_state[STEPS]) - 1, i + by))
+    steps = moved(present.steps(), i, by)
+    st.session_state["story_pick"] = max(0, min(len(steps) - 1, i + by))
+    st.session_state[STORY] = st.session_state[STORY].with_steps(steps)
     changed()
 
 
 def remove(i: int) -> None:
-    del st.session_state[STEPS][i]
-    st.session_state["story_pick"] = max(0, min(i, len(st.session_state[STEPS]) - 1))
+    steps = [s for j, s in enumerate(present.steps()) if j != i]
+    st.session_state["story_pick"] = max(0, min(i, len(steps) - 1))
+    st.session_state[STORY] = st.session_state[STORY].with_steps(steps)
+    changed()
+
+
+def retitle() -> None:
+    st.session_state[STORY] = st.session_state[STORY].with_title(st.session_state.get(TITLE) or "")
     changed()
 
 
@@ -144,22 +155,21 @@ def persist(store) -> None:
     """After a change: the story saved (its own copy when this session did not make it)."""
     if not st.session_state.pop(DIRTY, False):
         return
-    before = st.session_state.get(ID)
+    story = st.session_state[STORY]
     try:
-        saved = shared(save, store, st.session_state[STEPS], before, st.session_state.get(OWNER),
-                       st.session_state.get(TITLE) or "")
+        saved = shared(save, store, story)
     except BadStory as e:  # (too many steps: open_lesson and add stop before; said, never a crash)
         st.session_state[NOTICE] = f"Not saved: {e}"
         return
     if saved is None:  # the store is down: kept here, saved with the next change
         st.session_state[DIRTY] = True
         return
-    st.session_state[ID], st.session_state[OWNER] = saved
-    key = st.session_state[present.NOTES_KEY] = shared(notes_key, store, saved[0])  # its maker holds its key
-    if before and before != saved[0]:
+    st.session_state[STORY] = saved
+    key = st.session_state[present.NOTES_KEY] = shared(notes_key, store, saved.id)  # its maker holds its key
+    if story.id and story.id != saved.id:
         st.session_state[NOTICE] = ("Saved as your own copy, with a new link: the story you opened stays as it was.")
-    if st.query_params.get("story") not in (None, saved[0]):  # the address bar names the story being edited
-        st.query_params["story"] = saved[0]
+    if st.query_params.get("story") not in (None, saved.id):  # the address bar names the story being edited
+        st.query_params["story"] = saved.id
         if "key" in st.query_params and key:
             st.query_params["key"] = key
 
@@ -169,7 +179,7 @@ def panel(store, page: str, title: str, url: str):
     persist(store)
     if st.session_state.get(NOTICE):
         st.info(markdown_text(st.session_state.pop(NOTICE)), icon=":material/info:")
-    steps = st.session_state.get(STEPS) or []
+    steps = present.steps()
     full = len(steps) >= MAX_STEPS
     st.text_input("Title of this view", key="story_new_title", max_chars=MAX_TITLE, placeholder=title)
     st.text_area("Note", key="story_new_note", height=80, max_chars=MAX_NOTE, placeholder="What the audience reads")
@@ -183,34 +193,35 @@ def panel(store, page: str, title: str, url: str):
     lessons_row()
     if not steps:
         return charts
-    st.session_state.setdefault(TITLE, "")
-    st.text_input("Story title", key=TITLE, max_chars=MAX_TITLE, on_change=changed, placeholder="A story",
+    st.session_state.setdefault(TITLE, present.title())
+    st.text_input("Story title", key=TITLE, max_chars=MAX_TITLE, on_change=retitle, placeholder="A story",
                   help="On the first slide, the deck's and the PDF's title, and the banner of its link.")
-    st.markdown("\n".join(f"{i + 1}. {markdown_text(s['title'] or '(untitled)')}" for i, s in enumerate(steps)))
+    st.markdown("\n".join(f"{i + 1}. {markdown_text(s.title or '(untitled)')}" for i, s in enumerate(steps)))
     st.session_state["story_pick"] = min(st.session_state.get("story_pick", 0), len(steps) - 1)
     i = st.selectbox("Step", range(len(steps)), key="story_pick",
-                     format_func=lambda j: f"{j + 1}. {steps[j]['title'] or '(untitled)'}")
-    uid = steps[i]["uid"]  # (every step has one: add, and the store's check)
-    st.session_state.setdefault(f"story_title_{uid}", steps[i]["title"])
-    st.session_state.setdefault(f"story_note_{uid}", steps[i]["note"])
+                     format_func=lambda j: f"{j + 1}. {steps[j].title or '(untitled)'}")
+    uid = steps[i].key  # (every step has one: add, and the store's check)
+    st.session_state.setdefault(f"story_title_{uid}", steps[i].title)
+    st.session_state.setdefault(f"story_note_{uid}", steps[i].text)
     st.text_input("Its title", key=f"story_title_{uid}", max_chars=MAX_TITLE, on_change=edit,
                   args=(i, "title", f"story_title_{uid}"))
     st.text_area("Its note", key=f"story_note_{uid}", height=80, max_chars=MAX_NOTE, on_change=edit,
-                 args=(i, "note", f"story_note_{uid}"))
-    st.session_state.setdefault(f"story_private_{uid}", steps[i].get("private", ""))
+                 args=(i, "text", f"story_note_{uid}"))
+    st.session_state.setdefault(f"story_private_{uid}", steps[i].private)
     st.text_area("Its private note", key=f"story_private_{uid}", height=60, max_chars=MAX_NOTE, on_change=edit,
                  args=(i, "private", f"story_private_{uid}"))
     from ui.question_editor import editor
 
-    editor(store, steps, i, changed)
+    editor(store, steps[i], i, keep)
     c = st.columns(2)  # (three labels in a row are cut at the sidebar's width)
     c[0].button("Up", key="story_up", on_click=shift, args=(i, -1), disabled=i == 0, width="stretch")
     c[1].button("Down", key="story_down", on_click=shift, args=(i, 1), disabled=i == len(steps) - 1, width="stretch")
     st.button("Remove this step", key="story_remove", on_click=remove, args=(i,), width="stretch")
-    if st.session_state.get(ID):
+    story_id = st.session_state[STORY].id
+    if story_id:
         st.caption("The story's link, for the audience (it opens on any machine that runs this server; your private "
                    "notes stay out):")
-        st.code(f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", language=None, wrap_lines=True)
+        st.code(f"{url.split('?')[0].rstrip('/')}/?story={story_id}", language=None, wrap_lines=True)
     st.button("Present", key="story_present_start", type="primary", icon=":material/slideshow:", width="stretch",
               on_click=present.start,
               help="Full window, one step at a time: ←/→, PageUp/PageDown or Space to step, a number and Enter to "
@@ -220,8 +231,8 @@ def panel(store, page: str, title: str, url: str):
     st.button(f"Explore step {i + 1} here", key="story_walk_here", icon=":material/explore:", width="stretch",
               on_click=open_step, args=(store, i),
               help="Its view in the app, live (page, document, controls), with Back/Next above the page.")
-    if st.session_state.get(ID) and st.session_state.get(present.NOTES_KEY):
-        base, key = f"{url.split('?')[0].rstrip('/')}/?story={st.session_state[ID]}", st.session_state[present.NOTES_KEY]
+    if story_id and st.session_state.get(present.NOTES_KEY):
+        base, key = f"{url.split('?')[0].rstrip('/')}/?story={story_id}", st.session_state[present.NOTES_KEY]
         st.link_button("Open the presenter view", f"{base}&key={key}&presenter=1", icon=":material/co_present:",
                        width="stretch", help="Your notes, the next step and the time, in a window of its own beside "
                                              "the audience's; it follows it.")
@@ -232,7 +243,7 @@ def panel(store, page: str, title: str, url: str):
             st.code(f"{base}&key={key}&presenter=1", language=None, wrap_lines=True)
             st.caption("Your link, with your notes, to edit or present it elsewhere:")
             st.code(f"{base}&key={key}", language=None, wrap_lines=True)
-    exports(store, steps)
+    exports(store)
     return charts
 
 
@@ -248,36 +259,43 @@ def chart_picker(slot, drawn: dict[str, str]) -> None:
                        help="A slide shows one chart of the page: this one.")
 
 
-def documents_of(store, steps: list[dict]) -> tuple[dict, dict]:
+def documents_of(store, steps) -> tuple[dict, dict]:
     """The story's documents as a lesson carries them: each view's "doc" → {"document": a shipped
     example's name (also when its text was pasted)} or {"document_text": the text}; and each view's
     "ref" → its reference summary's text (those no longer here: left out)."""
     from ui.widgets import example_text, examples
 
     documents, references = {}, {}
-    for doc in {s["view"].get("doc") for s in steps}:
+    for doc in {s.view.doc for s in steps}:
         text = shared(arrival.document_of, store, doc) if isinstance(doc, str) and doc else None
         stem = next((p.stem for p in examples().values() if p.stem == doc or (text and example_text(p) == text)), None)
         if stem or text:
             documents[doc] = {"document": stem} if stem else {"document_text": text}
-    for ref in {s["view"].get("ref") for s in steps} - {None, ""}:
+    for ref in {s.view.ref for s in steps} - {None, ""}:
         text = shared(store.get, ref) if isinstance(ref, str) else None
         if text:
             references[ref] = text
     return documents, references
 
 
-def lesson_text(store, steps: list[dict]) -> str:
-    """The story as a lesson file's TOML (ValueError: why it cannot be one)."""
+def lesson_text(store, tour) -> str:
+    """The story (its ui.tour.Tour) as a lesson file's TOML (ValueError: why it cannot be one)."""
     from ui.tour import lesson_toml
 
-    return lesson_toml(st.session_state.get(TITLE) or steps[0]["title"], steps, *documents_of(store, steps))
+    return lesson_toml(titled(tour), *documents_of(store, tour.steps))
 
 
-def lesson_file(store, steps: list[dict]) -> None:
+def titled(tour):
+    """The story's tour with a title: its own, else its first step's."""
+    from dataclasses import replace
+
+    return tour if tour.title else replace(tour, title=tour.steps[0].title)
+
+
+def lesson_file(store) -> None:
     """The story as a lesson file (TOML the checker accepts), or why it cannot be one."""
     try:
-        text = lesson_text(store, steps)
+        text = lesson_text(store, st.session_state[STORY].tour)
     except ValueError as e:
         st.caption(markdown_text(str(e)))
         return
@@ -294,12 +312,12 @@ def teach(store) -> None:
     """The story as the class's lesson: the same tour, every field (ui.tour.from_story), no file between."""
     from ui import state
     from ui.classroom.steps import add_tour, choose
-    from ui.tour import from_story
+    from ui.tour import playable
 
-    steps = st.session_state.get(STEPS) or []
-    name = "own_story_" + (st.session_state.get(ID) or "new")
+    story = st.session_state[STORY]
+    name = "own_story_" + (story.id or "new")
     try:
-        add_tour(from_story(name, st.session_state.get(TITLE) or steps[0]["title"], steps, *documents_of(store, steps)))
+        add_tour(playable(titled(story.tour), name, *documents_of(store, story.steps)))
     except ValueError as e:  # (a document gone since the panel was drawn)
         st.session_state[NOTICE] = f"Not taught: {e}"
         return
@@ -338,7 +356,7 @@ def open_file() -> None:
 def open_lesson(name: str) -> None:
     """A lesson opened as a story: its steps in this panel to edit, present and export."""
     from ui.classroom.steps import all_lessons
-    from ui.tour import story_steps
+    from ui.tour import as_story
 
     from ui.link import kept_id
 
@@ -350,14 +368,14 @@ def open_lesson(name: str) -> None:
         return
     texts = {*(s.document_text for s in lesson.steps), *(s.reference_text for s in lesson.steps)} - {""}  # it carries
     ids = {t: shared(kept_id, t) for t in texts}  # kept in the store, as a pasted one is
-    st.session_state.update({STEPS: story_steps(lesson, st.session_state.get("weights"), ids), ID: None, OWNER: None,
+    st.session_state.update({STORY: Story(as_story(lesson, st.session_state.get("weights"), ids)),
                              TITLE: lesson.title, "story_pick": 0})
     changed()  # saved like any story: its own link, and the presenter view's
     st.session_state[NOTICE] = f"The lesson \u201c{lesson.title}\u201d is open as a story: edit, present or export it."
 
 
-def exports(store, steps: list[dict]) -> None:
-    lesson_file(store, steps)
+def exports(store) -> None:
+    lesson_file(store)
     made = st.session_state.get(present.EXPORTS)
     if made is None:
         st.button("Make the HTML and PDF", key="story_export", icon=":material/picture_as_pdf:", width="stretch",

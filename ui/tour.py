@@ -10,12 +10,12 @@ ui.questions.Ask), and the document and reference summary as text where a file c
 - shipped files, ``lessons/*.toml`` (read-only; a teacher's own file loads the same way): ``parse``,
   and ``problems`` says what is wrong with one by line (docs/classes.md: the format;
   ``python -m ui.classroom.check``);
-- the store, made in the app with its own link and owner (ui.stories), as story steps: {"title",
-  "note" (the audience's text), "private", "view" (its "doc": an example's file name or the store's
-  id of its text), "uid", and optionally "question" and "ask" (Ask.to_dict())}.
+- a story (ui.stories.Story): a tour made in the app, with an id and an owner, saved in the store;
+  its views name their document by the store's id of its text (or an example's name), so its steps
+  carry no text of their own;
 - a class or homework keeps the tour it plays in the store as JSON (``to_json``/``from_json``).
-``story_steps``, ``from_story`` and ``lesson_toml`` go from one home to the other and back
-unchanged in every field (tests/test_tour.py)."""
+``as_story``, ``playable`` and ``lesson_toml`` go from one home to the other and back unchanged in
+every field (tests/test_tour.py)."""
 from __future__ import annotations
 
 import functools
@@ -23,7 +23,7 @@ import json
 import re
 import secrets
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ui import view as V
@@ -49,6 +49,7 @@ class Step:
     title: str = ""          # its title ("": "<the tour's title>: step n")
     private: str = ""        # the note only whoever presents or teaches reads
     reference_text: str = ""  # the reference summary the view was made with ("": none, or an example's own)
+    key: str = field(default="", compare=False)  # a name for its widgets in the Story panel (kept as it moves)
 
     @property
     def page(self) -> str:
@@ -216,37 +217,42 @@ def problems(text: str, shapes: dict | None = None) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def story_steps(tour: Tour, weights: str | None = None, ids: dict[str, str] | None = None) -> list[dict]:
-    """A lesson's steps as a story's. A step's document (its own, else the lesson's): an example's
-    file name, read as a link's, or a document_text by ``ids[text]``, the id under which the store
-    keeps it (a reference summary likewise); the weights its view names, else ``weights``."""
+def story_tour(title: str, steps) -> Tour:
+    """A story's tour: its title and steps (the first step's k is the tour's)."""
+    steps = tuple(steps)
+    return Tour("story", title, "", steps[0].view.k if steps else 3, steps)
+
+
+def as_story(tour: Tour, weights: str | None = None, ids: dict[str, str] | None = None) -> Tour:
+    """A lesson as a story. A step's document (its own, else the lesson's): an example's file name,
+    read as a link's, or a document_text by ``ids[text]``, the id under which the store keeps it (a
+    reference summary likewise); the weights its view names, else ``weights``; its title spelled out."""
     out, ids = [], ids or {}
     for n, s in enumerate(tour.steps):
-        note, (stem, text) = s.text, tour.document_of(n)
+        stem, text = tour.document_of(n)
         view = s.view.but(doc=stem or ids.get(text), w=s.view.w or weights,
-                          ref=ids.get(s.reference_text) if s.reference_text else None).to_store()
-        out.append({"title": step_title(tour.title, n, s.title), "note": note, "private": s.private, "view": view,
-                    "uid": secrets.token_hex(6), **({"question": s.question} if s.question else {}),
-                    **({"ask": s.ask.to_dict()} if s.ask else {})})
-    return out
+                          ref=ids.get(s.reference_text) if s.reference_text else None)
+        out.append(replace(s, view=view, document_text="", reference_text="", title=step_title(tour.title, n, s.title),
+                           key=secrets.token_hex(6)))
+    return story_tour(tour.title, out)
 
 
-def from_story(name: str, title: str, steps: list[dict], documents: dict, references: dict | None = None) -> Tour:
-    """Story steps as a tour, with no lesson file between (the inverse of ``story_steps``; a story
-    taught as a class): ``documents`` and ``references`` as ``lesson_toml`` takes them."""
-    views = [V.View.from_store(s["view"])[0] for s in steps]
-    gone = [n + 1 for n, v in enumerate(views) if not documents.get(v.doc)]
+def playable(story: Tour, name: str, documents: dict, references: dict | None = None) -> Tour:
+    """A story as a tour a class plays, with no lesson file between (the inverse of ``as_story``):
+    each step carries its document and reference summary as text; ``documents`` and ``references``
+    as ``lesson_toml`` takes them."""
+    gone = [n + 1 for n, s in enumerate(story.steps) if not documents.get(s.view.doc)]
     if gone:
         raise ValueError(f"The document of step {gone[0]} is no longer on this server: it cannot be taught.")
     out = []
-    for s, view in zip(steps, views):
-        doc = documents[view.doc]
-        out.append(Step(view.but(doc=doc.get("document") or None, ref=None), s.get("note") or "",
-                        s.get("question") or "", Ask.from_dict(s["ask"]) if s.get("ask") else None,
-                        doc.get("document_text", ""), s.get("title") or "", s.get("private") or "",
-                        (references or {}).get(view.ref, "") if view.ref else ""))
-    first = documents[views[0].doc]
-    return Tour(name, title, first.get("document", ""), views[0].k, tuple(out), first.get("document_text", ""))
+    for s in story.steps:
+        doc = documents[s.view.doc]
+        out.append(replace(s, view=s.view.but(doc=doc.get("document") or None, ref=None),
+                           document_text=doc.get("document_text", ""),
+                           reference_text=(references or {}).get(s.view.ref, "") if s.view.ref else ""))
+    first = documents[story.steps[0].view.doc]
+    return Tour(name, story.title, first.get("document", ""), story.steps[0].view.k, tuple(out),
+                first.get("document_text", ""))
 
 
 def to_json(tour: Tour) -> str:
@@ -288,36 +294,35 @@ def _value(v) -> str:
     return "[" + ", ".join(_value(x) for x in v) + "]"
 
 
-def lesson_toml(title: str, steps: list[dict], documents: dict, references: dict | None = None) -> str:
-    """Story steps as a lesson file, or ValueError with one sentence. ``documents``: each step's
-    view "doc" → {"document": a shipped example's file stem} or {"document_text": the document
-    itself}; ``references``: a view's "ref" → the reference summary's text. The first step's
-    document and k are the lesson's; a step on another document, or at another k, names its own.
-    Every field of a step comes back from the file (``parse``, ``story_steps``)."""
-    views = [V.View.from_store(s["view"])[0] for s in steps]
-    gone = [n + 1 for n, v in enumerate(views) if not documents.get(v.doc)]
+def lesson_toml(story: Tour, documents: dict, references: dict | None = None) -> str:
+    """A story as a lesson file, or ValueError with one sentence. ``documents``: each step's view
+    "doc" → {"document": a shipped example's file stem} or {"document_text": the document itself};
+    ``references``: a view's "ref" → the reference summary's text. The first step's document and k
+    are the lesson's; a step on another document, or at another k, names its own. Every field of a
+    step comes back from the file (``parse``, ``as_story``)."""
+    steps, title = story.steps, story.title
+    gone = [n + 1 for n, s in enumerate(steps) if not documents.get(s.view.doc)]
     if gone:
         raise ValueError(f"The document of step {gone[0]} is no longer on this server: it cannot go in a lesson file.")
-    first, k = documents[views[0].doc], views[0].k
+    first, k = documents[steps[0].view.doc], steps[0].view.k
     lines = [f"title = {_quoted(title or 'A lesson')}", *(f"{key} = {_quoted(v)}" for key, v in first.items()),
              f"k = {k}"]
-    for n, (s, view) in enumerate(zip(steps, views)):
-        text, question, own = s["note"], s.get("question") or "", documents[view.doc]
-        lines += ["", "[[steps]]", f"page = {_quoted(view.page)}",
-                  f"text = {_quoted(text.strip() or s['title'] or '…')}"]
-        if s.get("title") and s["title"] != step_title(title or "A lesson", n):  # its own title
-            lines.append(f"title = {_quoted(s['title'])}")
-        if (s.get("private") or "").strip():
-            lines.append(f"private = {_quoted(s['private'])}")
+    for n, s in enumerate(steps):
+        view, own = s.view, documents[s.view.doc]
+        lines += ["", "[[steps]]", f"page = {_quoted(view.page)}", f"text = {_quoted(s.text.strip() or s.title or '…')}"]
+        if s.title and s.title != step_title(title or "A lesson", n):  # its own title
+            lines.append(f"title = {_quoted(s.title)}")
+        if s.private.strip():
+            lines.append(f"private = {_quoted(s.private)}")
         if own != first:  # a step on a document of its own
             lines += [f"{key} = {_quoted(v)}" for key, v in own.items()]
         if view.ref and (references or {}).get(view.ref):  # (one no longer here: its example's, or none)
             lines.append(f"reference_text = {_quoted(references[view.ref])}")
-        if question or s.get("ask"):
-            lines.append(f"question = {_quoted(question.strip() or s['title'] or 'What do you see?')}")
-        if s.get("ask"):
+        if s.question or s.ask:
+            lines.append(f"question = {_quoted(s.question.strip() or s.title or 'What do you see?')}")
+        if s.ask:
             lines.append("[steps.answer]")
-            lines += [f"{key} = {_value(v)}" for key, v in answer_to_toml(s["ask"]).items()]
+            lines += [f"{key} = {_value(v)}" for key, v in answer_to_toml(s.ask.to_dict()).items()]
         table = view.to_toml(k)
         if table:
             lines.append("[steps.view]")
@@ -325,9 +330,8 @@ def lesson_toml(title: str, steps: list[dict], documents: dict, references: dict
     return "\n".join(lines) + "\n"
 
 
-def answer_space(ask: dict) -> list[str]:
+def answer_space(a: Ask) -> list[str]:
     """A question's space to answer on a handout, in lines (numbers from 1, as on screen)."""
-    a = Ask.from_dict(ask)
     if a.kind == "choice":
         return [f"☐ {o}" for o in a.options]
     if a.kind == "sentences":
@@ -337,10 +341,9 @@ def answer_space(ask: dict) -> list[str]:
     return [f"Your answer: ______ {a.unit}".rstrip() + f"   (between {a.low:g} and {a.high:g})"]
 
 
-def answer_words(ask: dict, picked: tuple[int, ...]) -> str:
+def answer_words(a: Ask, picked: tuple[int, ...]) -> str:
     """The answer a handout's last page gives for a question ("" never: an opinion says so)."""
     from ui.questions import model_answer
 
-    a = Ask.from_dict(ask)
     said = model_answer(a, list(picked) if a.kind == "sentences" and picked else None)
     return said or ("an opinion: no right answer" if a.opinion else "the model's answer, on the step's page")
