@@ -21,7 +21,7 @@ import torch  # noqa: E402
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
 from ui import a11y, arrival, classroom, figures, link, present, roles, state, story, wire  # noqa: E402
-from ui.classroom import homework  # noqa: E402
+from ui.classroom import console, homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
 from ui.figures import preload_plotly  # noqa: E402
@@ -85,6 +85,11 @@ if st.session_state.get(present.PRESENTER):  # the presenter view of a story (an
 
     presenter.presenter(document_store())
     st.stop()
+if st.session_state.get(console.CONSOLE):  # a class's teacher's console, in a window of the teacher's own
+    console.show(document_store())
+    st.stop()
+if st.session_state.get(console.NOTICE):
+    st.warning(st.session_state.pop(console.NOTICE), icon=":material/key_off:")
 shared(classroom.catch_up, document_store())  # the class teacher's view, when it moved
 arrival.apply(pg)  # the view a link, a story, a slide, a class or a lesson step opened: before any widget
 # a student's open question: another page leads back, another step makes it final; one that opened

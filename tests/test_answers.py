@@ -54,19 +54,19 @@ def test_a_question_takes_only_what_its_control_can_give(ask, good, bad):
         assert str(e.value).count(".") <= 2 and len(str(e.value)) < 200, str(e.value)  # one plain sentence
 
 
-def test_a_click_on_the_head_grid_outside_it_is_ignored():
-    """The grid's click handler takes only a head of the grid (a tampered point changes nothing)."""
+def test_a_tap_on_the_head_grid_outside_it_is_ignored():
+    """A row's tap takes only a head of the grid (a tampered value changes nothing; a tap that
+    unpicks the picked head keeps the answer)."""
     import streamlit as st
 
-    from ui.classroom.asking import clicked_head
+    from ui.classroom.asking import tapped_head
 
-    keys = ("layer", "head")
-    for points in ([{"x": 9, "y": 2}], [{"x": 13, "y": 1}], [{"x": "a", "y": 1}], [{"y": 1}], [], None):
+    for layer, value in ((1, 8), (1, 12), (6, 0), (-1, 3), (1, "a"), (1, None)):
         st.session_state.clear()
-        st.session_state["grid"] = {"selection": {"points": points}}
-        clicked_head("grid", keys, (6, 12))
-        assert (st.session_state.get("layer"), st.session_state.get("head")) == ((1, 8) if points == [{"x": 9, "y": 2}]
-                                                                                  else (None, None)), points
+        st.session_state[f"answer_x_row{layer}"] = value
+        tapped_head("answer_x", layer, (6, 12))
+        assert (st.session_state.get("answer_x_layer"), st.session_state.get("answer_x_head")) == (
+            (1, 8) if (layer, value) == (1, 8) else (None, None)), (layer, value)
 
 
 def test_right_answers_and_their_words():
@@ -146,7 +146,7 @@ def test_the_lesson_checker_says_what_is_wrong_line_by_line(tmp_path):
 
 # ---------------------------------------------------------------- in the app (AppTest)
 
-from helpers import chart_text, charts, new_app  # noqa: E402
+from helpers import chart_text, charts, new_app, opened  # noqa: E402
 
 
 def button(at, key_start):
@@ -202,9 +202,24 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
     assert again.pills[0].value == [3, 5, 7]
     teacher.run()
     assert "3 of 3 students answered" in " ".join(m.value for m in teacher.markdown), [m.value for m in teacher.markdown]
-    assert "Sentences the class picked" in chart_text(charts(teacher)[0]) and "★" not in chart_text(charts(teacher)[0])
+    assert not charts(teacher)  # the room's answers stay off the page that may be projected, until Reveal
 
-    button(teacher, "reveal_").click().run()
+    from ui.classroom import console
+    from ui.classroom.store import leads
+
+    desk = opened({"console": code, "key": console.key(document_store(), code)})  # the teacher's own window
+    said = " ".join(m.value for m in desk.markdown) + " ".join(h.proto.body for h in desk.get("html"))
+    assert "3 of 3 students answered" in said and "Step 1 of 4" in said and "**Next:**" in said, said
+    assert "Sentences the class picked" in chart_text(charts(desk)[0]) and "★" not in chart_text(charts(desk)[0])
+    assert leads(document_store(), code, teacher.session_state[C.LEADER]) and not (C.TEACHING in desk.session_state
+                                                                                   and desk.session_state[C.TEACHING])
+    wrong = opened({"console": code, "key": "0" * 24})  # a guessed key: one sentence, and no console
+    assert any("not this server's" in w.value for w in wrong.warning) and not charts(wrong)
+
+    button(desk, "console_reveal_").click().run()  # revealed from the console: the projected page follows
+    assert "revealed" in " ".join(m.value for m in desk.markdown) and "★" in chart_text(charts(desk)[0])
+    teacher.run()  # (its next tally)
+    teacher.run()
     assert not teacher.exception and teacher.session_state[C.STEP]["revealed"]
     assert "★" in chart_text(charts(teacher)[0])  # the model's pick beside the class's
     shown = " ".join(m.value for m in teacher.markdown)

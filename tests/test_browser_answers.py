@@ -63,18 +63,45 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     assert "★" not in student.get_by_test_id("stMain").inner_text()  # the model's choice hidden
     assert student.get_by_test_id("stSidebarNav").count() == 0  # and no page list while the question is open
     pills = student.get_by_test_id("stButtonGroup").filter(has_text="27")  # one toggle per sentence number
-    for number in ("4", "6", "27"):  # by keyboard alone: the toggle focused, Enter picks exactly it
+    assert pills.get_by_role("toolbar").count() == 1  # WAI-ARIA's toolbar of toggles, and the page says the keys
+    student.get_by_text("← → to move between them, Space or Enter to pick or unpick", exact=False).wait_for()
+    focused = lambda: student.evaluate("[document.activeElement.innerText.trim(), "  # noqa: E731
+                                       "document.activeElement.getAttribute('aria-pressed')]")
+    pills.get_by_role("button", name="1", exact=True).focus()
+    for _ in range(3):  # the arrows move between the toggles
+        student.keyboard.press("ArrowRight")
+    assert focused() == ["4", "false"]
+    student.keyboard.press("Space")  # Space presses the focused toggle
+    idle(student)
+    assert pills.get_by_role("button", name="4", exact=True).get_attribute("aria-pressed") == "true"
+    for number in ("6", "27"):  # Enter likewise
         pills.get_by_role("button", name=number, exact=True).focus()
         student.keyboard.press("Enter")
         idle(student)
+    student.keyboard.press("Tab")  # one Tab leaves the group: the next control is not another sentence
+    assert student.evaluate("!document.activeElement.closest('[role=toolbar]')")
     t0 = time.perf_counter()
     student.get_by_text("Answered.", exact=False).first.wait_for(timeout=60_000)
     assert not serious(student), serious(student)
     main.get_by_text(re.compile(r"1 of 1 student answered")).first.wait_for(timeout=10_000)
     counted = time.perf_counter() - t0
     assert counted < 4, counted  # the teacher's count reads again every 2 s
-    main.locator(".js-plotly-plot").filter(has_text="Sentences the class picked").first.wait_for(timeout=30_000)
     idle(teacher)
+    assert main.locator(".js-plotly-plot").count() == 0  # the room's answers: not on the projected page before Reveal
+    href = main.get_by_role("link", name="Open the teacher's console").get_attribute("href")
+    own = browser.new_context(viewport={"width": 1280, "height": 720})  # the teacher's own window: its cookies too
+    own.add_cookies(teacher.context.cookies())
+    desk = own.new_page()
+    desk.goto(href)
+    desk.locator(".js-plotly-plot").filter(has_text="Sentences the class picked").first.wait_for(timeout=60_000)
+    idle(desk)
+    said = desk.get_by_test_id("stMain").inner_text()
+    assert "1 of 1 student answered" in said and "Step 1 of 4" in said and "Next:" in said, said[:1000]
+    desk.screenshot(path=str(shots / "teacher_console_window.png"))
+    assert not serious(desk), serious(desk)
+    own.close()
+    main.get_by_role("button", name="Next", exact=True).wait_for()  # the projected page still leads (not "led elsewhere")
+    assert "led from another" not in main.inner_text()
     assert not serious(teacher), serious(teacher)
     before = sum(frames)
     teacher.wait_for_timeout(10_000)  # nothing changes: what the live count costs the teacher's page
@@ -102,7 +129,7 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     assert rows == [["seat", "step", "answer", "right"], ["1", "own_predict 1", "sentences 4, 6, 27", "yes"]], rows
     assert student.get_by_test_id("stException").count() == 0 and teacher.get_by_test_id("stException").count() == 0
     print(f"\nclass answers | the teacher's count after a student's answer | {counted:.1f} s | "
-          f"websocket bytes per 2-s refresh of the teacher's count and chart | {per_refresh:,.0f}")
+          f"websocket bytes per 2-s refresh of the teacher's count | {per_refresh:,.0f}")
     teacher.close()
     student.close()
 
@@ -178,4 +205,20 @@ def test_homework_on_a_phone_has_its_question_and_back_next_on_the_first_screen(
         assert box is not None and box["y"] + box["height"] <= 844, (what, box)  # no scrolling
     assert phone.get_by_test_id("stSidebarNav").count() == 0 and "★" not in main.inner_text()
     phone.screenshot(path=str(shots / "homework_phone.png"))
+
+    pills = main.get_by_role("toolbar", name=re.compile("sentences the model will pick"))
+    for number in ("4", "6", "27"):  # one tap each
+        pills.get_by_role("button", name=number, exact=True).tap()
+        idle(phone)
+    main.get_by_text("Answered (sentences 4, 6, 27)", exact=False).first.wait_for(timeout=60_000)
+    for n in (2, 3, 4):  # on to step 4, "Which BERT head matters most?" (Next makes each answer final)
+        main.get_by_role("button", name="Next", exact=True).tap()
+        main.get_by_text(f"Step {n} of 4", exact=False).first.wait_for(timeout=180_000)
+        idle(phone)
+    row = main.get_by_role("radiogroup", name="Layer 2")  # a head is one tap: layer 2's row (radios), head 3
+    row.get_by_role("radio", name="3", exact=True).tap()
+    idle(phone)
+    assert row.get_by_role("radio", name="3", exact=True).get_attribute("aria-checked") == "true"
+    main.get_by_text("Answered (BERT 2.3)", exact=False).first.wait_for(timeout=60_000)  # both pickers set by it
+    assert phone.get_by_test_id("stException").count() == 0
     phone.close()

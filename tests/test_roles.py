@@ -59,7 +59,7 @@ def a_class_on_an_open_question(monkeypatch, private: str = ""):
     ({}, "explorer"), ({"story": "s"}, "audience"), ({"story": "s", "story_notes_key": "k"}, "presenter"),
     ({"story": None, "story_notes_key": "k"}, "explorer"),
     ({"class_teaching": "ABCDEF"}, "teacher"), ({"_teacher_link": True}, "teacher"),
-    ({"homework_results": "ABCDEF"}, "teacher"), ({"class_joined": "ABCDEF"}, "student"),
+    ({"homework_results": "ABCDEF"}, "teacher"), ({"_class_console": "ABCDEF"}, "teacher"), ({"class_joined": "ABCDEF"}, "student"),
     ({"homework_seat": "t"}, "student"), ({"class_joined": "ABCDEF", "_teacher_link": True, "story": "s"}, "student")])
 def test_the_role_is_decided_in_one_place_from_what_the_session_holds(holds, role, monkeypatch):
     """A student is a student whatever else the session holds; then teacher, presenter, audience."""
@@ -72,6 +72,9 @@ def test_the_role_is_decided_in_one_place_from_what_the_session_holds(holds, rol
 
     assert (homework.SEAT, homework.RESULTS) == ("homework_seat", "homework_results")  # (the keys named above)
     assert (present.STORY, present.NOTES_KEY) == ("story", "story_notes_key")
+    from ui.classroom import console
+
+    assert console.CONSOLE == "_class_console"
     if holds.get("story"):  # a story saved under that id
         holds = {**holds, "story": Story(story_tour("A story", ()), holds["story"])}
     monkeypatch.setattr(roles, "st", SimpleNamespace(session_state=dict(holds)))

@@ -1,6 +1,7 @@
 """Who this session is (issue 70), decided in one place from what it holds:
 - **student**: it joined a class (``?class=``) or sits homework (``?homework=`` with a seat);
-- **teacher**: it leads a class, reads a homework's results, or holds the teacher link;
+- **teacher**: it leads a class, is its console (ui.classroom.console), reads a homework's results, or
+  holds the teacher link;
 - **presenter**: it holds a story's key (its notes, its presenter view);
 - **audience**: it opened a story's link without the key;
 - **explorer**: anyone else (the default).
@@ -28,7 +29,7 @@ def role() -> str:
     s = st.session_state
     if s.get(JOINED) or s.get(HOMEWORK_SEAT):
         return STUDENT
-    if s.get(state.TEACHING) or s.get(HOMEWORK_RESULTS) or s.get(teacher.HOLDS):
+    if s.get(state.TEACHING) or s.get(HOMEWORK_RESULTS) or s.get(teacher.HOLDS) or s.get("_class_console"):
         return TEACHER
     story = s.get("story")  # (ui.present.STORY, ui.present.NOTES_KEY: not imported, for a light module)
     if story is not None and story.id and s.get("story_notes_key"):

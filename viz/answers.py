@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.common import plotly_text, preview
-from viz.palette import BLACK, BLUE, LIGHT_GREY, ORANGE, TEXT
+from viz.palette import BLACK, BLUE, ORANGE, TEXT
 
 OUTLINE = dict(color=BLACK, width=0.5)
 
@@ -86,19 +86,4 @@ def number_chart(values, answer=None, tolerance=0.0, unit: str = "", low: float 
                       height=300, margin=dict(l=10, r=10, t=60, b=10), bargap=0.05, showlegend=False)
     fig.update_xaxes(title=f"answer{f' ({plotly_text(unit)})' if unit else ''}", range=[low, high])
     fig.update_yaxes(title="students")
-    return fig
-
-
-def head_grid(L: int, H: int, picked=None, model: str = "BERT") -> go.Figure:
-    """L × H squares to click: a student's answer to "which head?" (the picked one filled)."""
-    ls, hs = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
-    on = np.array([(l, h) == tuple(picked or (-1, -1)) for l, h in zip(ls.ravel(), hs.ravel())])
-    fig = go.Figure(go.Scatter(
-        x=(hs.ravel() + 1).astype(np.float32), y=(ls.ravel() + 1).astype(np.float32), mode="markers",
-        marker=dict(symbol="square", size=22, color=np.where(on, BLUE, LIGHT_GREY).tolist(), line=OUTLINE),
-        hovertemplate="layer %{y}, head %{x}<extra>click to answer</extra>", showlegend=False))
-    fig.update_layout(title=f"Click a head of {model}", height=max(220, 34 * L + 110),
-                      margin=dict(l=10, r=10, t=50, b=10), clickmode="event+select", dragmode=False)
-    fig.update_xaxes(title="head", dtick=1, range=[0.4, H + 0.6], fixedrange=True)
-    fig.update_yaxes(title="layer", dtick=1, range=[L + 0.6, 0.4], fixedrange=True)
     return fig

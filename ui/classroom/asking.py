@@ -5,8 +5,6 @@ for someone stepping alone their own Reveal. After the reveal: the model's answe
 class's, and how many got it."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import streamlit as st
 
@@ -83,6 +81,8 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
             st.session_state[key] = list(stored)
         picked = st.pills(f"Your answer: the {want} sentences the model will pick (by number)", range(n), key=key,
                           selection_mode="multi", disabled=locked, format_func=lambda i: f"{i + 1}") or []
+        if not locked:  # (a toolbar of toggles, WAI-ARIA's pattern: one Tab stop, arrows inside, aria-pressed)
+            st.caption(KEYS.replace("Space or Enter to pick", "Space or Enter to pick or unpick"))
         if len(picked) != want and not locked:
             st.caption(f"Pick {want}: {len(picked)} picked" + (" (too many: take one off)." if len(picked) > want
                                                                  else " so far."))
@@ -98,10 +98,7 @@ def control(ask: Ask, s: dict, trace, stored, locked: bool):
         head = c[1].selectbox("Head", range(H), key=keys[1], format_func=lambda i: f"{i + 1}", disabled=locked,
                               placeholder="Head…", **({} if keys[1] in st.session_state else {"index": None}))
         if not locked:
-            st.plotly_chart(_head_grid(L, H, (layer, head), MODELS[ask.model]), key=f"answers_pick_{step_id(s)}",
-                            on_select=lambda: clicked_head(f"answers_pick_{step_id(s)}", keys, (L, H)),
-                            selection_mode="points",
-                            config={"displayModeBar": False})
+            head_rows(key, (layer, head), (L, H), MODELS[ask.model])
         return [layer, head] if layer is not None and head is not None else None
     if key not in st.session_state and stored is not None:
         st.session_state[key] = f"{float(stored):g}"
@@ -151,25 +148,29 @@ def held(ask: Ask, s: dict, trace, stored, locked: bool):
         return None
 
 
-@functools.lru_cache(maxsize=256)
-def _head_grid(L: int, H: int, picked: tuple, model: str):
-    """viz.answers.head_grid, one figure per pick for every student (10 ms each to build): shared,
-    so nobody may change one."""
-    from viz.answers import head_grid
-
-    return head_grid(L, H, picked, model)
+KEYS = "Keys: Tab to the numbers, ← → to move between them, Space or Enter to pick, Tab to leave."
 
 
-def clicked_head(chart_key: str, keys: tuple[str, str], shape: tuple[int, int]) -> None:
-    """A click on the head grid: the head's layer and head go to the two pickers (a point that is
-    no head of the grid, as only a tampered message could send, is ignored)."""
-    points = (st.session_state.get(chart_key) or {}).get("selection", {}).get("points") or []
-    try:
-        layer, head = int(points[0]["y"]) - 1, int(points[0]["x"]) - 1
-    except (IndexError, KeyError, TypeError, ValueError):
-        return
-    if 0 <= layer < shape[0] and 0 <= head < shape[1]:
-        st.session_state[keys[0]], st.session_state[keys[1]] = layer, head
+def head_rows(key: str, picked: tuple, shape: tuple[int, int], model: str) -> None:
+    """One tap picks a head: a row of head numbers per layer (a toggle group each, as the sentence
+    picker; a Plotly grid took two taps on a phone: the first only hovered). The picked head is
+    pressed in its row; a tap anywhere sets both pickers above."""
+    L, H = shape
+    with st.container(key=f"{key}_grid"):
+        st.caption(f"…or tap a head of {model}: a row per layer. {KEYS}")
+        for layer in range(L):
+            row = f"{key}_row{layer}"
+            st.session_state[row] = picked[1] if picked[0] == layer else None  # (before the row is drawn this run)
+            st.pills(f"Layer {layer + 1}", range(H), key=row, format_func=lambda h: f"{h + 1}",
+                     on_change=tapped_head, args=(key, layer, shape))
+
+
+def tapped_head(key: str, layer: int, shape: tuple[int, int]) -> None:
+    """A tap on a row of the head grid: that layer and head go to the two pickers (a value that is no
+    head, as only a tampered message could send, is ignored; a tap on the picked head keeps it)."""
+    head = st.session_state.get(f"{key}_row{layer}")
+    if isinstance(head, int) and 0 <= layer < shape[0] and 0 <= head < shape[1]:
+        st.session_state[f"{key}_layer"], st.session_state[f"{key}_head"] = layer, head
 
 
 def student_side(store, code: str, s: dict, ask: Ask, trace) -> None:
@@ -291,8 +292,9 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
 
 @st.fragment(run_every=TALLY_S)
 def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
-    """Live: "17 of 24 answered" and the class's answers (a chart, and its "As text"); Reveal; the
-    class's answers as CSV. Read again every TALLY_S."""
+    """Live: "17 of 24 answered"; Reveal; the class's answers as CSV; after Reveal, the class's answers
+    (a chart, and its "As text"). Before it they are drawn only in the teacher's console
+    (ui.classroom.console), since this page may be projected. Read again every TALLY_S."""
     from ui import figures
 
     figures.forget_kind("answers")  # a fragment's rerun draws the chart again: its plain words too
@@ -318,7 +320,15 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     c[1].download_button("Answers as CSV", lambda: answers_csv(store, code, own), file_name=f"class_{code}_answers.csv",
                          mime="text/csv", key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
                          help="Every answer of this class: seat, step, answer, right.")
-    results(ask, [r[1] for r in rows], trace, f"answers_{sid}", shown=done)
+    if done:
+        results(ask, [r[1] for r in rows], trace, f"answers_{sid}")
+        return
+    from ui.classroom.console import link
+
+    st.caption("The room's answers stay off this page until you reveal them (it may be on the projector): they are "
+               "in your console, with your note and the next step.")
+    st.link_button("Open the teacher's console", shared(link, store, code, st.context.url or "", default="") or "/",
+                   icon=":material/co_present:", help="A window of your own beside this one: keep it off the projector.")
 
 
 def answers_csv(store, code: str, own: dict) -> str:

@@ -265,8 +265,9 @@ def resume_from_cookie(store) -> None:
     is not joining one leads it again (a reload, a new tab, a reconnect), on the class's page, view
     and lesson; its own lesson file comes back from the store. A spent or wrong key: nothing."""
     kept = S.cookie(LEAD_COOKIE)
-    if ":" not in kept or st.session_state.get(TEACHING) or st.query_params.get("class") or st.query_params.get("story"):
-        return
+    if ":" not in kept or st.session_state.get(TEACHING) or any(st.query_params.get(p) for p in ("class", "story",
+                                                                                                 "console")):
+        return  # (a console in the teacher's browser: a window beside the leading one, never the lead)
     code, key = kept.split(":", 1)
     if not valid_code(code) or version(store, code) is None:
         return

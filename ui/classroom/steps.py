@@ -210,7 +210,8 @@ def step_text() -> None:
     c = st.columns([1, 1, 4], vertical_alignment="center")
     back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
     if teaching:
-        c[2].caption("Reveal and the class's answers are under the question; End the class under Class & lessons.")
+        c[2].caption("Reveal is under the question, the room's answers in your console; End the class under Class & "
+                     "lessons.")
     elif answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
         c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
                      "the other steps and pages may show the model's choice.")
