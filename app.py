@@ -139,6 +139,8 @@ with st.sidebar:
                                                     for n, why in failed.items()))
     model_note = st.empty()  # under the model picker, filled once the result is known
     clicked = st.button("Summarize", type="primary", width="stretch")
+    if not listed:  # a student's open question: one more door, said before it is used (ui.roles)
+        st.caption(":material/lock: Summarize makes your answer to the open question final.")
     st.button("Link to this view", icon=":material/link:", width="stretch", on_click=link.request_sync, key="link_sync",
               help="Puts the document, the settings, the page and its layer/head pickers in the address bar: "
                    "copy it to share or keep this view.")
@@ -167,6 +169,8 @@ inputs = dict(text=st.session_state.get("document") or "", k=int(k), block_trigr
               weights=weights, device=device)
 if state.interrupted() and not presenting:
     st.warning("The last Summarize did not finish (the page changed while it ran): click **Summarize** again.")
+if clicked and not listed:
+    roles.summarized(document_store())
 if clicked or state.take_summarize_request():
     try:
         with state.running(), st.spinner("Running BERT and the sentence encoder…"):
@@ -239,7 +243,7 @@ if unknown:
 story.banner(document_store())
 classroom.led_elsewhere_banner(st.context.url or "")  # a class this tab led is led from another now
 shared(classroom.status, document_store())  # a student's class: ended, the teacher away (main area: phones too)
-classroom.step_text()
+classroom.step_text(end=lambda code: shared(classroom.answers_and_end, document_store(), code))
 try:  # its question, when it takes answers
     shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)
 except Exception as e:  # noqa: BLE001  never a traceback in the browser; the page still draws

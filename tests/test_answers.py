@@ -204,10 +204,9 @@ def test_a_class_predicts_the_summary_then_the_teacher_reveals(summarizer):
     assert "3 of 3 students answered" in " ".join(m.value for m in teacher.markdown), [m.value for m in teacher.markdown]
     assert not charts(teacher)  # the room's answers stay off the page that may be projected, until Reveal
 
-    from ui.classroom import console
-    from ui.classroom.store import leads
+    from ui.classroom.store import console_key, leads
 
-    desk = opened({"console": code, "key": console.key(document_store(), code)})  # the teacher's own window
+    desk = opened({"console": code, "key": console_key(document_store(), code)})  # the teacher's own window
     said = " ".join(m.value for m in desk.markdown) + " ".join(h.proto.body for h in desk.get("html"))
     assert "3 of 3 students answered" in said and "Step 1 of 4" in said and "**Next:**" in said, said
     assert "Sentences the class picked" in chart_text(charts(desk)[0]) and "★" not in chart_text(charts(desk)[0])

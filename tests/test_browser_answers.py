@@ -108,9 +108,9 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     per_refresh = (sum(frames) - before) / (10 / 2)
     assert per_refresh < 30_000, per_refresh
 
-    teacher.set_viewport_size({"width": 1280, "height": 720})  # on the projector: Back, Next and Reveal, no scrolling
+    teacher.set_viewport_size({"width": 1280, "height": 720})  # the projector: the bar and Reveal, no scrolling
     idle(teacher)
-    for name in ("Back", "Next", "Reveal the model's answer"):
+    for name in ("Back", "Next", "Answers and End", "Reveal the model's answer"):
         box = main.get_by_role("button", name=name, exact=True).bounding_box()
         assert box is not None and box["y"] + box["height"] <= 720, (name, box)
     teacher.screenshot(path=str(shots / "teacher_console.png"))

@@ -115,3 +115,18 @@ def test_another_page_while_a_question_is_open_leads_back_and_next_makes_the_ans
     other.pills[0].set_value([3, 5, 26]).run()
     other.pills[0].set_value([3, 5, 27]).run()
     assert not A.left(shared_store(), code, step0, other.session_state[H.SEAT]) and not other.pills[0].disabled
+
+
+def test_summarize_on_an_open_question_makes_the_answer_final_said_before_and_after(summarizer):
+    """Summarize is a door too (issue 70): a text of the student's own shows the model's choice on it,
+    so on an open question it makes the answer final, said under the button before and above after."""
+    code, _ = assigned("due")
+    student = opened({"homework": code})
+    assert any("Summarize makes your answer to the open question final" in c.value for c in student.caption)
+    student.pills[0].set_value([0, 1, 2]).run()
+    step0, seat = A.step_id(student.session_state[C.STEP]), student.session_state[H.SEAT]
+    student.text_area(key="document").set_value("My own text. It has two sentences.").run()
+    next(b for b in student.button if b.label == "Summarize").click().run()
+    assert not student.exception and A.left(shared_store(), code, step0, seat)
+    assert any("final now" in i.value for i in student.info)  # said after
+    assert A.mine(shared_store(), code, step0, seat) == [0, 1, 2]

@@ -93,6 +93,18 @@ def guard(store, page) -> bool:
     return here is not None
 
 
+def summarized(store) -> None:
+    """A student on an open question clicked Summarize (a text of their own shows the model's choice
+    on it): that answer is final now, said above the page (and under the button before)."""
+    from ui.classroom.answers import leave, step_id
+    from ui.errors import shared
+
+    seat, step = _seat(), answering(store)
+    if seat and step:
+        shared(leave, store, seat[0], step_id(step), seat[1])
+        st.session_state[NOTICE] = "Your answer to the open question is final now: it stays as it was."
+
+
 def _homework() -> bool:
     from ui.classroom.session import HOMEWORK_SEAT
 

@@ -323,12 +323,13 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     if done:
         results(ask, [r[1] for r in rows], trace, f"answers_{sid}")
         return
-    from ui.classroom.console import link
+    from ui.classroom.store import console_link
 
     st.caption("The room's answers stay off this page until you reveal them (it may be on the projector): they are "
                "in your console, with your note and the next step.")
-    st.link_button("Open the teacher's console", shared(link, store, code, st.context.url or "", default="") or "/",
-                   icon=":material/co_present:", help="A window of your own beside this one: keep it off the projector.")
+    href = shared(console_link, store, code, st.context.url or "", default="") or "/"
+    st.link_button("Open the teacher's console", href, icon=":material/co_present:",
+                   help="A window of your own beside this one: keep it off the projector.")
 
 
 def answers_csv(store, code: str, own: dict) -> str:

@@ -9,7 +9,6 @@ It never leads: the projected tab keeps the lead (a console opened in the same b
 it with the class's cookie), and Back/Next stay on the projected page."""
 from __future__ import annotations
 
-import hashlib
 import hmac
 import time
 
@@ -21,26 +20,21 @@ CONSOLE = "_class_console"  # the class code this session is the console of
 NOTICE = "_class_console_notice"
 
 
-def key(store, code: str) -> str:
-    """The key that opens ``code``'s console: in the leading session's link only."""
-    return hmac.new(store.secret("class_console").encode(), code.encode(), hashlib.sha256).hexdigest()[:24]
-
-
-def link(store, code: str, url: str) -> str:
-    return f"{url.split('?')[0].rstrip('/')}/?console={code}&key={key(store, code)}"
-
-
 def read_link(store) -> bool | None:
-    """``?console=CODE&key=KEY``: this session is that class's console (a wrong key: one sentence)."""
-    from ui.classroom.store import valid_code
+    """``?console=CODE&key=KEY``: this session is that class's console (a wrong key: one sentence;
+    False: the store is down, read it again on the next run)."""
+    from ui.classroom.store import console_key, valid_code
 
     code = st.query_params.get("console")
     if not code:
         return None
     given = st.query_params.get("key") or ""
-    if not valid_code(code) or not hmac.compare_digest(given.encode(), shared(key, store, code, default="").encode()):
+    right = shared(console_key, store, code, default=None) if valid_code(code) else ""
+    if right is None:  # the store is down (its notice says so): read again on the next run
+        return False
+    if not right or not hmac.compare_digest(given.encode(), right.encode()):
         st.session_state[NOTICE] = ("That console link is not this server's for a class: open it again from the "
-                                    "class's teacher page (Class & lessons).")
+                                    "class's teacher page (under the question).")
         return None
     st.session_state[CONSOLE] = code
     return None

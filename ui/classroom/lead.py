@@ -70,7 +70,7 @@ def lead_heartbeat(store, code: str) -> None:
 
 def teacher_panel(store, url: str) -> None:
     """Sidebar: start a class (password when MICROSCOPE_TEACHER_PASSWORD is set), then its code,
-    join link, QR code, who is connected, and the lesson's Back/Next."""
+    join link, QR code and who is connected (Back/Next, Answers and End: the bar above the page)."""
     code = st.session_state.get(TEACHING)  # (the store down: still leading, and the panel goes on)
     if code is not None and not shared(leads, store, code, st.session_state.get(LEADER, ""), default=True):
         led_elsewhere(code)
@@ -121,6 +121,11 @@ def teacher_panel(store, url: str) -> None:
               on_click=st.session_state.update, args=({JOIN_SCREEN: True},),
               help="The code and a large QR code across the whole window, for the projector (Esc or Close to leave).")
     resume_key_panel()
+    st.caption("Answers and End: in the bar above the page.")
+
+
+def answers_and_end(store, code: str) -> None:
+    """The class's answers (CSV) and End, in the teacher's bar above the page (ui.classroom.steps)."""
     with st.popover("Answers and End", icon=":material/stop_circle:", width="stretch"):
         answers_download(store, code)
         st.markdown("**End the class** for every student? Their pages say it has ended; the answers stay "

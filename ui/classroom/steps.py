@@ -190,8 +190,18 @@ def choice_hidden() -> bool:
     return bool(s and (s.get("ask") or {}).get("kind") == "sentences" and not s.get("revealed"))
 
 
-def step_text() -> None:
-    """The lesson step's text above the page (teacher, students following, anyone self-paced)."""
+def alive(code: str) -> bool:
+    """Whether the class this session leads is still on (the store down: believed so)."""
+    from ui.classroom.store import version
+    from ui.errors import shared
+    from ui.resources import document_store
+
+    return shared(version, document_store(), code, default=-1) is not None
+
+
+def step_text(end=None) -> None:
+    """The lesson step's text above the page (teacher, students following, anyone self-paced), and
+    the bar under it; ``end(code)`` draws a leading teacher's Answers and End there."""
     from ui.player import words
 
     s = st.session_state.get(STEP)
@@ -201,17 +211,23 @@ def step_text() -> None:
     from ui.roles import STUDENT, answering, role
     from ui.widgets import examples
 
-    # Back/Next at the top of the page: the teacher's (the projector shows them) and homework's (a phone does)
+    # one bar at the top of the page: the teacher's Back/Next and Answers and End (the projector shows
+    # them) and homework's Back/Next (a phone does)
     lesson, teaching = all_lessons().get((s or {}).get("lesson")), st.session_state.get(TEACHING)
-    if lesson is None or not (teaching or role() == STUDENT and not st.session_state.get(JOINED)):
+    if teaching and (end is None or not alive(teaching)):
+        teaching = None  # (ended or expired: the sidebar says so)
+    if not (teaching or lesson is not None and role() == STUDENT and not st.session_state.get(JOINED)):
         return
     from ui.player import back_next
 
-    c = st.columns([1, 1, 4], vertical_alignment="center")
-    back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
+    c = st.columns([1, 1, 1.5, 3] if teaching else [1, 1, 4], vertical_alignment="center")
+    if lesson is not None:
+        back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
     if teaching:
-        c[2].caption("Reveal is under the question, the room's answers in your console; End the class under Class & "
-                     "lessons.")
+        with c[2]:
+            end(teaching)
+        c[3].caption("Reveal is under the question; the room's answers are in your console until then."
+                     if lesson is not None else "The class follows this page.")
     elif answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
         c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
                      "the other steps and pages may show the model's choice.")

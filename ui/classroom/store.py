@@ -206,6 +206,16 @@ class Throttle:
         self.store.run("DELETE FROM throttle WHERE who = ?", (who,))
 
 
+def console_key(store, code: str) -> str:
+    """The key that opens ``code``'s teacher's console (ui.classroom.console): a keyed hash of the code
+    under this server's secret, in the leading page's link only."""
+    return hmac.new(store.secret("class_console").encode(), code.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+def console_link(store, code: str, url: str) -> str:
+    return f"{url.split('?')[0].rstrip('/')}/?console={code}&key={console_key(store, code)}"
+
+
 def poll_name(store, code: str) -> str:
     """The name of the file the class's browsers poll: a random token, not the join code, so the
     folder says nothing about which codes exist (a code is all that guards a pasted document)."""
