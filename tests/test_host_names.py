@@ -97,3 +97,65 @@ def test_host_names_without_the_teacher_link_no_class_can_be_started(school):
     assert side.get_by_role("button", name="Start a class").count() == 0
     assert side.get_by_role("button", name="Lead a class again").count() == 0
     stranger.context.close()
+
+
+def test_host_names_a_student_on_an_open_question_receives_nothing_of_the_answer(school):
+    """Issue 70 where a school uses it: at a host name behind serve.py's nginx, a student on a phone
+    (390×844) on the class's open question "Which 3 sentences…?" answers with three taps and types
+    another page into the address. Every websocket frame its browser received is read: no ★ (the
+    model's pick), no console key, no teacher link. A stranger's made-up console link opens nothing;
+    the teacher's console opens at the name with the room's answers."""
+    import re
+
+    from browsing import idle
+
+    teacher = school.browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    teacher.goto(f"{school.public}/?teacher={TOKEN}")
+    side = teacher.get_by_test_id("stSidebar")
+    side.get_by_text("Class & lessons").click()
+    idle(teacher)
+    side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson").first.click()
+    teacher.get_by_role("option", name="Which sentences, and why").click()
+    teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
+    idle(teacher)
+    side.get_by_role("button", name="Start a class").click()
+    code = re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
+                     .inner_text(timeout=60_000)).group(1)
+    main = teacher.get_by_test_id("stMain")
+    href = main.get_by_role("link", name="Open the teacher's console").get_attribute("href", timeout=60_000)
+    key = re.search(r"[?&]key=(\w+)", href).group(1)
+    assert href.startswith(f"{school.public}/?console={code}&"), href
+
+    frames: list[bytes] = []
+    student = school.browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                         has_touch=True).new_page()
+    student.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(
+        f if isinstance(f, bytes) else f.encode())))
+    student.goto(f"{school.public}/?class={code}")
+    pills = student.get_by_role("toolbar", name=re.compile("sentences the model will pick"))
+    pills.wait_for(timeout=120_000)
+    idle(student)
+    for number in ("4", "6", "27"):
+        pills.get_by_role("button", name=number, exact=True).tap()
+        idle(student)
+    student.get_by_text("Answered.", exact=False).first.wait_for(timeout=60_000)
+    student.goto(student.url.replace("/?", "/why?", 1))  # another page typed into the address: back on the question's
+    student.get_by_text("Answered.", exact=False).first.wait_for(timeout=120_000)  # (the same seat, its answer kept)
+    idle(student)
+    assert student.get_by_test_id("stMain").get_by_role("heading", name="Summary").count() == 1
+    received = b"".join(frames)
+    assert len(received) > 10_000 and "Which 3 sentences".encode() in received  # (the frames were read)
+    for secret in ("★".encode(), key.encode(), TOKEN.encode()):
+        assert secret not in received, secret
+
+    stranger = school.browser.new_context().new_page()
+    stranger.goto(f"{school.public}/?console={code}&key={'0' * 24}")
+    stranger.get_by_text("That console link is not this server's", exact=False).wait_for(timeout=120_000)
+    assert stranger.get_by_role("heading", name="Teacher's console").count() == 0
+    desk = school.browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    desk.goto(href)
+    desk.locator(".js-plotly-plot").filter(has_text="Sentences the class picked").first.wait_for(timeout=120_000)
+    assert "1 of 1 student answered" in desk.get_by_test_id("stMain").inner_text()
+    for page in (teacher, student, stranger, desk):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()
