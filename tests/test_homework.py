@@ -94,6 +94,7 @@ def test_another_page_while_a_question_is_open_leads_back_and_next_makes_the_ans
     student = opened({"homework": code})
     assert any("makes your answer" in c.value and "final" in c.value for c in student.caption)  # said before
     assert not any(b.key in ("story_add", "lesson_example", "homework_assign", "class_start") for b in student.button)
+    assert not student.get("download_button")  # no lesson file (its notes and right answers) to download
     student.pills[0].set_value([0, 1, 2]).run()
     step0, seat = A.step_id(student.session_state[C.STEP]), student.session_state[H.SEAT]
     assert not A.left(shared_store(), code, step0, seat)

@@ -100,6 +100,8 @@ def test_a_student_on_an_open_question_is_led_back_and_sees_nothing_of_the_model
         assert leak < 0, (page, sent[max(0, leak - 600):leak + 100])
         assert not any(b.key in ("story_add", "story_lesson_open", "lesson_example", "class_start",
                                  "homework_assign") for b in student.button), page
+        downloads = [(d.key, d.proto.label) for d in student.get("download_button")]
+        assert not downloads, (page, downloads)  # no lesson file, no scores, no answers to download
     assert any("other pages show the model's choice" in i.value for i in student.info)
     assert not A.left(shared_store(), code, A.step_id(student.session_state[C.STEP]),
                       student.session_state[C.SESSION])  # led back, not made final: still answering
