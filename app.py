@@ -243,7 +243,7 @@ if unknown:
 story.banner(document_store())
 classroom.led_elsewhere_banner(st.context.url or "")  # a class this tab led is led from another now
 shared(classroom.status, document_store())  # a student's class: ended, the teacher away (main area: phones too)
-classroom.step_text(end=lambda code: shared(classroom.answers_and_end, document_store(), code))
+classroom.step_text(bar=lambda code, cols: shared(classroom.teacher_bar, document_store(), code, cols))
 try:  # its question, when it takes answers
     shared(homework.question_panel, document_store())  # (a class's, or alone, when no homework)
 except Exception as e:  # noqa: BLE001  never a traceback in the browser; the page still draws

@@ -36,8 +36,8 @@ from __future__ import annotations
 from ui.classroom.asking import question_panel  # noqa: F401
 from ui.classroom.follow import catch_up, explored, follow, join_from_url, status, warm_followed  # noqa: F401
 from ui.classroom.join import JOIN_SCREEN, join_screen  # noqa: F401
-from ui.classroom.lead import (answers_and_end, led_elsewhere_banner, publish_mine, resume_from_cookie,  # noqa: F401
-                               teacher_panel)
+from ui.classroom.lead import (led_elsewhere_banner, publish_mine, resume_from_cookie,  # noqa: F401
+                               teacher_bar, teacher_panel)
 from ui.classroom.session import (APPLIED, ELSEWHERE, FOLLOWING, JOINED, LEADER, MOVED, PAGE,  # noqa: F401
                                   RESUME, SESSION, STEP, TEACHING)
 from ui.classroom.steps import choice_hidden, lesson_panel, private_note, read_link, step_text  # noqa: F401

@@ -290,9 +290,24 @@ def results(ask: Ask, values: list, trace, key: str, shown: bool = True) -> None
                     f"{', '.join(str(i + 1) for i in pick)}.")
 
 
+def reveal_button(store, code: str, s: dict) -> None:
+    """The teacher's Reveal, in the bar above the page with Back, Next and Answers and End
+    (ui.classroom.steps.step_text): on a projector at 1280×720 they are all on the first screen."""
+    ask = Ask.from_dict(s["ask"])
+    st.button(reveal_label(ask), key=f"reveal_{step_id(s)}", icon=":material/visibility:", type="primary",
+              on_click=revealing, args=(store, code, s), width="stretch",
+              help="Shows every student the class's answers" + ("" if ask.opinion else " and the model's")
+                   + "; answers to this step close.")
+
+
+def revealing(store, code: str, s: dict) -> None:
+    if shared(reveal, store, code, step_id(s), st.session_state.get(LEADER, ""), default=False):
+        st.session_state[STEP] = {**s, "revealed": True}
+
+
 @st.fragment(run_every=TALLY_S)
 def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
-    """Live: "17 of 24 answered"; Reveal; the class's answers as CSV; after Reveal, the class's answers
+    """Live: "17 of 24 answered"; the class's answers as CSV; after Reveal (in the bar above), the class's answers
     (a chart, and its "As text"). Before it they are drawn only in the teacher's console
     (ui.classroom.console), since this page may be projected. Read again every TALLY_S."""
     from ui import figures
@@ -304,20 +319,13 @@ def teacher_side(store, code: str, s: dict, ask: Ask, trace) -> None:
     connected = (shared(attendance, store, code, default=(0, 0)) or (0, 0))[0]
     st.markdown(f"**{len(rows)} of {plural(max(connected, len(rows)), 'student')} answered**"
                 + (" · revealed" if done else " · answers are open"))
-    c = st.columns(2)  # Reveal first: on a projector (1280×720) it is above the fold, the chart below it
-    if not done and c[0].button(reveal_label(ask), key=f"reveal_{sid}", icon=":material/visibility:",
-                                type="primary", help="Shows every student the class's answers" + (
-                                    "" if ask.opinion else " and the model's") + "; answers to this step close."):
-        if shared(reveal, store, code, sid, st.session_state.get(LEADER, ""), default=False):
-            st.session_state[STEP] = {**s, "revealed": True}
-        st.rerun()
-    if done and not s.get("revealed"):  # revealed before (Back to this step): the class keeps seeing it
-        st.session_state[STEP] = {**s, "revealed": True}
+    if done and not s.get("revealed"):  # revealed before (Back to this step), or from the console: the class
+        st.session_state[STEP] = {**s, "revealed": True}  # sees it, and the bar above has no Reveal any more
         st.rerun()
     from ui.classroom.steps import OWN
 
     own = dict(st.session_state.get(OWN, {}))  # (read here: the CSV is made on another thread)
-    c[1].download_button("Answers as CSV", lambda: answers_csv(store, code, own), file_name=f"class_{code}_answers.csv",
+    st.download_button("Answers as CSV", lambda: answers_csv(store, code, own), file_name=f"class_{code}_answers.csv",
                          mime="text/csv", key=f"answers_csv_{sid}", on_click="ignore", icon=":material/download:",
                          help="Every answer of this class: seat, step, answer, right.")
     if done:

@@ -124,6 +124,19 @@ def teacher_panel(store, url: str) -> None:
     st.caption("Answers and End: in the bar above the page.")
 
 
+def teacher_bar(store, code: str, cols) -> None:
+    """The leading teacher's part of the bar above the page: Reveal (a step whose question is open)
+    and Answers and End, in two of its columns (ui.classroom.steps.step_text)."""
+    from ui.classroom.asking import reveal_button
+
+    s = st.session_state.get(STEP) or {}
+    if s.get("ask") and not s.get("revealed"):
+        with cols[0]:
+            reveal_button(store, code, s)
+    with cols[1]:
+        answers_and_end(store, code)
+
+
 def answers_and_end(store, code: str) -> None:
     """The class's answers (CSV) and End, in the teacher's bar above the page (ui.classroom.steps)."""
     with st.popover("Answers and End", icon=":material/stop_circle:", width="stretch"):

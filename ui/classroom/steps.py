@@ -199,9 +199,9 @@ def alive(code: str) -> bool:
     return shared(version, document_store(), code, default=-1) is not None
 
 
-def step_text(end=None) -> None:
+def step_text(bar=None) -> None:
     """The lesson step's text above the page (teacher, students following, anyone self-paced), and
-    the bar under it; ``end(code)`` draws a leading teacher's Answers and End there."""
+    the bar under it; ``bar(code, columns)`` draws a leading teacher's Reveal and Answers and End there."""
     from ui.player import words
 
     s = st.session_state.get(STEP)
@@ -211,23 +211,22 @@ def step_text(end=None) -> None:
     from ui.roles import STUDENT, answering, role
     from ui.widgets import examples
 
-    # one bar at the top of the page: the teacher's Back/Next and Answers and End (the projector shows
-    # them) and homework's Back/Next (a phone does)
+    # one bar at the top of the page: the teacher's Back, Next, Reveal and Answers and End (the projector
+    # shows them) and homework's Back/Next (a phone does)
     lesson, teaching = all_lessons().get((s or {}).get("lesson")), st.session_state.get(TEACHING)
-    if teaching and (end is None or not alive(teaching)):
+    if teaching and (bar is None or not alive(teaching)):
         teaching = None  # (ended or expired: the sidebar says so)
     if not (teaching or lesson is not None and role() == STUDENT and not st.session_state.get(JOINED)):
         return
     from ui.player import back_next
 
-    c = st.columns([1, 1, 1.5, 3] if teaching else [1, 1, 4], vertical_alignment="center")
+    c = st.columns([1, 1, 2, 1.6, 1.6] if teaching else [1, 1, 4], vertical_alignment="center")
     if lesson is not None:
         back_next("lesson", s["step"], len(lesson.steps), lambda to: go_to_step(lesson, to, examples()), cols=c[:2])
     if teaching:
-        with c[2]:
-            end(teaching)
-        c[3].caption("Reveal is under the question; the room's answers are in your console until then."
-                     if lesson is not None else "The class follows this page.")
+        bar(teaching, c[2:4])
+        c[4].caption("The room's answers: in your console until you reveal them." if lesson is not None
+                     else "The class follows this page.")
     elif answering():  # said before it happens (ui.roles.guard makes it so, and says so after)
         c[2].caption(":material/lock: Back or Next while this question is open makes your answer to it final: "
                      "the other steps and pages may show the model's choice.")
