@@ -131,7 +131,7 @@ def test_only_model_names_the_networks_modules():
 
 
 def test_the_view_and_the_tour_import_without_torch_or_plotly():
-    """Issue 69: ui.view (the registry of controls) and ui.tour (lessons and stories, pure data)
-    load neither the model's nor the figures' libraries (it took 4.9 s)."""
-    loaded = loaded_by(["ui.view", "ui.tour", "ui.questions"])
+    """Issue 69: ui.view (the registry of controls), ui.tour and ui.stories (lessons and stories, pure
+    data) load neither the model's nor the figures' libraries (it took 4.9 s)."""
+    loaded = loaded_by(["ui.view", "ui.tour", "ui.questions", "ui.stories"])
     assert "ui" in loaded and not loaded & {"torch", "plotly", "streamlit", "pandas"}

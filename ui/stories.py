@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ui.tour import MAX_NOTE, MAX_TITLE, Step, Tour, story_tour
-from viz.common import CONTROL
+from viz.text import CONTROL
 
 MAX_STEPS = 50
 ID = re.compile(r"[A-Za-z0-9_-]{16}")  # a story id as ``save`` makes them
