@@ -235,6 +235,10 @@ def test_the_presenter_view_follows_the_audiences_window_and_steps_it(app, brows
     desk.keyboard.press("ArrowLeft")  # the presenter steps back: the audience's window follows
     page.get_by_text("Step 1 of 2").wait_for(timeout=30_000)
     led = time.perf_counter() - t0
+    page.get_by_role("heading").first.click()
+    page.keyboard.press("Escape")  # the audience's window leaves: the presenter view's clock stops (issue 72)
+    desk.get_by_text("Start Present in the audience's window", exact=False).wait_for(timeout=30_000)
+    assert "since the start" not in desk.get_by_test_id("stMain").inner_text()
     for p in (page, desk):
         assert p.get_by_test_id("stException").count() == 0
     print(f"\npresenter view: follows the audience in {followed:.1f} s, the audience follows it in {led:.1f} s")

@@ -168,8 +168,14 @@ def test_speaker_notes_the_presenter_view_and_the_storys_title(summarizer):
     desk.run()
     assert "SPEAKER-ONLY two" in " ".join(h.proto.body for h in desk.get("html"))
     assert shown_step(document_store(), story)[0] == 1
-    at.session_state[present.PRESENT] = None  # (Esc)
+    at.session_state[present.PRESENT] = None  # (Esc: ui.present.move("exit") ends the presentation in the store)
     at.run()
+    from ui.stories import stop_presenting
+
+    stop_presenting(document_store(), story)  # (what Esc does: the keys' component has no AppTest double)
+    desk.run()
+    said = " ".join(i.value for i in desk.info) + " ".join(c.value for c in desk.caption)
+    assert "Start **Present**" in said and "since the start" not in said  # the clock has stopped
 
     button(at, "story_export").click().run()  # the exports are the audience's: no speaker note in them
     made = at.session_state[present.EXPORTS]

@@ -228,6 +228,10 @@ def move(name: str, total: int) -> None:
     if name == "exit":
         view = steps()[n].view
         stop()
+        if linked():  # the presenter view stops its clock and says the presentation ended
+            from ui.stories import stop_presenting
+
+            shared(stop_presenting, document_store(), story_id())
         text = shared(arrival.document_of, document_store(), view.doc)
         if text is not None:
             take(view, text)

@@ -28,7 +28,7 @@ def presenter(store) -> None:
         if found is None:
             st.title("Presenter view", anchor=False)
             st.info("Start **Present** in the audience's window: this view then follows it (your notes, the next "
-                    "step, the time).")
+                    "step, the time). A presentation left with Esc stops here too.")
         else:
             n, started = max(0, min(len(steps) - 1, found[0])), found[1]  # (found[2]: when it last moved)
             step = steps[n]

@@ -170,6 +170,11 @@ def start_presenting(store, story: str, n: int = 0) -> None:
               "started = excluded.started, moved = excluded.moved", (story, n, time.time(), time.time()))
 
 
+def stop_presenting(store, story: str) -> None:
+    """The presentation of ``story`` ended (Esc): its presenter view says so, and its clock stops."""
+    store.run("DELETE FROM presenting WHERE story = ?", (story,))
+
+
 def owns(store, story: str, owner: str | None) -> bool:
     rows = store.run("SELECT owner FROM stories WHERE id = ?", (story,), True)
     return bool(rows and owner) and hmac.compare_digest(rows[0][0], _hash(owner))
