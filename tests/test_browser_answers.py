@@ -92,9 +92,15 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     own = browser.new_context(viewport={"width": 1280, "height": 720})  # the teacher's own window: its cookies too
     own.add_cookies(teacher.context.cookies())
     desk = own.new_page()
+    console_frames: list[int] = []
+    desk.on("websocket", lambda ws: ws.on("framereceived", lambda f: console_frames.append(len(f))))
     desk.goto(href)
     desk.locator(".js-plotly-plot").filter(has_text="Sentences the class picked").first.wait_for(timeout=60_000)
     idle(desk)
+    before = sum(console_frames)
+    desk.wait_for_timeout(10_000)  # nothing changes: what the console's 2-s refresh costs (its chart sent again)
+    console_refresh = (sum(console_frames) - before) / (10 / 2)
+    assert console_refresh < 60_000, console_refresh
     said = desk.get_by_test_id("stMain").inner_text()
     assert "1 of 1 student answered" in said and "Step 1 of 4" in said and "Next:" in said, said[:1000]
     desk.screenshot(path=str(shots / "teacher_console_window.png"))
@@ -129,7 +135,8 @@ def test_a_student_answers_by_keyboard_and_the_teacher_sees_the_room(server, bro
     assert rows == [["seat", "step", "answer", "right"], ["1", "own_predict 1", "sentences 4, 6, 27", "yes"]], rows
     assert student.get_by_test_id("stException").count() == 0 and teacher.get_by_test_id("stException").count() == 0
     print(f"\nclass answers | the teacher's count after a student's answer | {counted:.1f} s | "
-          f"websocket bytes per 2-s refresh of the teacher's count | {per_refresh:,.0f}")
+          f"websocket bytes per 2-s refresh of the teacher's count | {per_refresh:,.0f} | "
+          f"of the teacher's console (count and chart) | {console_refresh:,.0f}")
     teacher.close()
     student.close()
 
