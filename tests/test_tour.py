@@ -321,6 +321,36 @@ def test_the_model_answer_filled_in_the_question_editor(summarizer):
     assert any("The model has BERT layers" in e.value for e in at.error)
     assert at.number_input(key=f"q_answer_{uid}").value == round(100 * float(stats["cls"][1, 2]), 1)
 
+    # a Heads step (its Importance view): "which head" is filled in from what that view ranks by (issue 72:
+    # the deck's answer was the head highest on attention to [CLS], against its own slide)
+    from analysis.heads import importance_gradient
+    from ui.resources import get_model
+
+    at.text_area(key="document").set_value(SHORT).run()
+    next(b for b in at.button if b.label == "Summarize").click().run()
+    at.switch_page("pages/heads.py").run()
+    at.session_state["heads_view"] = "Importance"
+    at.run()
+    at.text_input(key="story_new_title").set_value("Heads").run()
+    button(at, "story_add").click().run()
+    step = at.session_state[present.STORY].steps[-1]
+    assert step.page == "heads"
+    at.selectbox(key="story_pick").set_value(len(at.session_state[present.STORY].steps) - 1).run()
+    at.selectbox(key=f"q_kind_{step.key}").set_value("head").run()
+    assert at.selectbox(key=f"q_stat_bert_{step.key}").value == "importance"
+    button(at, f"q_fill_head_{step.key}").click().run()
+    bert = importance_gradient(get_model(p["weights"], p["device"]), SHORT, p["k"], p["block_trigram"])[0]
+    layer, head = np.unravel_index(int(np.argmax(bert)), bert.shape)
+    assert (at.number_input(key=f"q_layer_{step.key}").value, at.number_input(key=f"q_head_{step.key}").value) == \
+        (layer + 1, head + 1)
+    at.session_state["heads_view"], at.session_state["heads_stat"] = "Statistics", "previous"
+    at.run()
+    button(at, "story_add").click().run()  # its Statistics view: the statistic it shows
+    step = at.session_state[present.STORY].steps[-1]
+    at.selectbox(key="story_pick").set_value(len(at.session_state[present.STORY].steps) - 1).run()
+    at.selectbox(key=f"q_kind_{step.key}").set_value("head").run()
+    assert at.selectbox(key=f"q_stat_bert_{step.key}").value == "previous"
+
 
 @pytest.mark.slow
 def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(summarizer, tmp_path):

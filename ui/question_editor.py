@@ -27,14 +27,17 @@ def shown_head(step, model: str) -> tuple[int, int]:
     return int(p.get(f"{prefix}_layer", 0)) + 1, int(p.get(f"{prefix}_head", 0)) + 1
 
 
-def measured(store, step) -> dict | None:
+def measured(store, step, importance: bool = False) -> dict | None:
     """The Heads page's statistics of every head ({"bert"|"inter": {name: [L, H]}}) on the step's
-    document and settings, from the server's result cache (computed once); None: its document is
-    no longer on this server."""
+    document and settings, from the server's result cache, and with ``importance`` "importance" too
+    (what the Heads page ranks by: the exact ablation when anyone on this server computed it, else
+    the gradient estimate, computed here once); None: its document is no longer on this server."""
+    from analysis import heads as AH
     from ui.arrival import document_of
     from ui.errors import shared
     from ui.models import weights_choices
-    from ui.runs import head_stats, run_trace
+    from ui.resources import get_model
+    from ui.runs import cached, head_stats, peek, run_trace
 
     view = step.view
     text = shared(document_of, store, view.doc)
@@ -43,14 +46,35 @@ def measured(store, step) -> dict | None:
     weights = view.w if view.w in weights_choices() else st.session_state.get("weights")
     params = dict(text=text, k=view.k, block_trigram=view.tb, weights=weights or weights_choices()[0],
                   device=st.session_state.get("device") or "cpu")
-    trace = run_trace(**params, window=view.win)
-    return head_stats(params, trace)
+    stats = head_stats(params, run_trace(**params, window=view.win))
+    if not importance:
+        return stats
+    ablation = peek("ablation", params)
+    importance = ablation.importance if ablation is not None else cached("gradient", params, lambda: dict(zip(
+        AH.PARTS, AH.importance_gradient(get_model(params["weights"], params["device"]), text, view.k, view.tb))),
+        model_run=True)
+    return {part: {IMPORTANCE: np.asarray(importance[part]), **stats[part]} for part in stats}
+
+
+IMPORTANCE = "importance"
 
 
 def statistics(model: str) -> dict[str, str]:
+    """What "Fill in the model's head" may rank heads by: importance first, then the statistics."""
     from analysis import heads as AH
 
-    return AH.BERT_STATS if model == "bert" else AH.INTER_STATS
+    return {IMPORTANCE: "importance (what the Heads page ranks by)",
+            **(AH.BERT_STATS if model == "bert" else AH.INTER_STATS)}
+
+
+def shown_statistic(step, model: str) -> str:
+    """The statistic the step's view shows: a Heads step's statistic on its Statistics view, else importance."""
+    from ui.view import default
+
+    p = step.view.pickers
+    if step.page == "heads" and p.get("heads_view", default("heads_view")) == "Statistics":
+        return p.get("heads_stat" if model == "bert" else "heads_inter_stat") or IMPORTANCE
+    return IMPORTANCE
 
 
 SHARES = ("cls", "first_cls", "sep", "punctuation", "previous", "next", "same_sentence", "other_sentences")  # 0-1
@@ -58,17 +82,18 @@ SHARES = ("cls", "first_cls", "sep", "punctuation", "previous", "next", "same_se
 
 def fill_head(store, step, uid: str) -> None:
     """The model's answer to "which head": the one highest on the picked statistic, on the step's document."""
-    stats, model = measured(store, step), st.session_state.get(f"q_model_{uid}") or "bert"
+    model = st.session_state.get(f"q_model_{uid}") or "bert"
+    name = st.session_state.get(f"q_stat_{model}_{uid}") or IMPORTANCE
+    stats = measured(store, step, importance=name == IMPORTANCE)
     if stats is None:
         st.session_state[f"q_wrong_{uid}"] = ["This step's document is no longer on this server: fill it in yourself."]
         return
-    name = st.session_state.get(f"q_stat_{model}_{uid}") or next(iter(statistics(model)))
     m = stats[model][name]
     layer, head = (int(i) for i in np.unravel_index(int(np.argmax(m)), m.shape))
     st.session_state.update({f"q_layer_{uid}": layer + 1, f"q_head_{uid}": head + 1, f"q_has_right_{uid}": True,
                              f"q_filled_{uid}": ("head", f"Filled in: the head highest on {statistics(model)[name]} on this "
                                                          f"step's document, layer {layer + 1}, head {head + 1} "
-                                                         f"({m[layer, head]:.2f}).")})
+                                                         f"({m[layer, head]:.3g}).")})
     st.session_state.pop(f"q_wrong_{uid}", None)
 
 
@@ -144,7 +169,8 @@ def defaults(step) -> dict:
     layer, head = shown_head(step, "bert")
     out = {"text": step.question, "options": "", "right": [], "pick": k, "model": "bert",
            "has_right": True, "layer": layer, "head": head, "low": 0.0, "high": 100.0, "unit": "",
-           "answer": 0.0, "tolerance": 0.0, "nlayer": layer, "nhead": head}
+           "answer": 0.0, "tolerance": 0.0, "nlayer": layer, "nhead": head,
+           "stat_bert": shown_statistic(step, "bert"), "stat_inter": shown_statistic(step, "inter")}
     ask = step.ask
     if ask is None:
         return {**out, "kind": None}
