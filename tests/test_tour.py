@@ -239,8 +239,10 @@ def test_a_story_is_taught_as_a_class_with_its_edits(summarizer):
 
 @pytest.mark.slow
 def test_a_lessons_export_is_a_handout_with_the_answers_last(summarizer, tmp_path):
-    """A lesson's PDF: each question with space to answer (a box per option), and a last page with
-    the answers for the teacher (the model's own pick for "which sentences"); read back with pdftotext."""
+    """A lesson's exports: the audience's deck has the questions but no answer lines and no answers
+    (issue 72); the teacher's handout PDF has each question with space to answer (a box per option),
+    and a last page with the answers (the model's own pick for "which sentences"); read back with
+    pdftotext."""
     import shutil
     import subprocess
 
@@ -251,11 +253,14 @@ def test_a_lessons_export_is_a_handout_with_the_answers_last(summarizer, tmp_pat
     button(at, "story_lesson_open").click().run()
     button(at, "story_export").click().run()
     made = at.session_state[present.EXPORTS]
-    assert made["html"].count("<section class='slide'") == 5  # four steps and the answers
-    assert "☐ Their place in the article" in made["html"] and "Answers, for the teacher" in made["html"]
-    if shutil.which("pdftotext") is None or made["pdf"] is None:
+    assert made["html"].count("<section class='slide'") == 4  # the audience's deck: four steps, no answers
+    assert "☐" not in made["html"] and "Answers, for the teacher" not in made["html"] and "Which 3 sentences" in made["html"]
+    handout = made["handout_html"]  # the teacher's: four steps and the answers
+    assert handout.count("<section class='slide'") == 5
+    assert "☐ Their place in the article" in handout and "Answers, for the teacher" in handout
+    if shutil.which("pdftotext") is None or made["handout_pdf"] is None:
         pytest.skip("pdftotext or Chromium is not installed")
-    (tmp_path / "h.pdf").write_bytes(made["pdf"])
+    (tmp_path / "h.pdf").write_bytes(made["handout_pdf"])
     pages = [p for p in subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True,
                                        text=True, check=True).stdout.split("\f") if p.strip()]
     assert len(pages) == 5 and "Sentences (the summary): ______" in pages[0]
@@ -431,10 +436,12 @@ def test_a_lesson_made_in_the_browser_is_presented_taught_assigned_and_exported(
 
     button(at, "story_export").click().run()  # exported: a handout, read back
     exported = at.session_state[present.EXPORTS]
-    assert exported["html"].count("<section class='slide'") == 6 and "Answers, for the teacher" in exported["html"]
-    assert exported["pdf"] is not None or present.chromium() is None, exported["pdf_error"]
-    if exported["pdf"] is not None and shutil.which("pdftotext"):
-        (tmp_path / "lesson.pdf").write_bytes(exported["pdf"])
+    assert exported["html"].count("<section class='slide'") == 5 and "Answers, for the teacher" not in exported["html"]
+    assert exported["handout_html"].count("<section class='slide'") == 6
+    assert "Answers, for the teacher" in exported["handout_html"]
+    assert exported["handout_pdf"] is not None or present.chromium() is None, exported["handout_error"]
+    if exported["handout_pdf"] is not None and shutil.which("pdftotext"):
+        (tmp_path / "lesson.pdf").write_bytes(exported["handout_pdf"])
         pages = [p for p in subprocess.run(["pdftotext", "-layout", str(tmp_path / "lesson.pdf"), "-"],
                                            capture_output=True, text=True, check=True).stdout.split("\f") if p.strip()]
         assert len(pages) == 6 and "Which 3 will it keep?" in pages[0] and "Step 3: Their neighbours" in pages[-1]

@@ -33,7 +33,8 @@ EXPORT = "story_exporting"  # presenting only to compute every slide, for the ex
 APPLIED = "_story_applied"  # the view (its key) this session last took for a slide
 MISSING = "_story_missing"  # (the view, why) when its document is not here: gone from the store, or the store down
 MADE = "_story_slides"  # the slides this session was shown or made: view key → Slide
-EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}
+EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None, "pdf_error": str}, and a story
+# with questions, the teacher's handout: "handout_html", "handout_pdf", "handout_error"
 STORY = "story"  # this session's story (ui.stories.Story: a tour with an id and an owner; ui.story edits it)
 TITLE = "story_title"  # the Story panel's input of its title (ui.story)
 NOTES_KEY = "story_notes_key"  # this session holds the story's key (ui.stories.notes_key): its notes, its presenter
@@ -324,7 +325,7 @@ def draw(slide: Slide, step, n: int, total: int, height: int) -> None:
 
 def slides(steps) -> list[Slide]:
     """Every step's slide, as the export's walk made it (``MADE``), with its title and note, and a
-    question's space to answer (a lesson's export is a handout)."""
+    question's space to answer (for the teacher's handout; the audience's deck leaves it out)."""
     from ui.tour import answer_space
 
     made = st.session_state[MADE]  # (the private notes stay out: an export is for the audience)
@@ -354,9 +355,17 @@ def export_next(steps) -> None:
         heading = title() or "A story"
         from viz.deck import deck_html
 
-        deck = deck_html(heading, made, answers=answers(steps, made))
-        pdf, why = pdf_of(deck_html(heading, made, printable=True, answers=answers(steps, made)))
-    st.session_state[EXPORTS] = {"html": deck, "pdf": pdf, "pdf_error": why}
+        # the audience's deck: the slides and their questions, no answer lines and no answers
+        plain = [dataclasses.replace(m, answer_space=[]) for m in made]
+        deck = deck_html(heading, plain)
+        pdf, why = pdf_of(deck_html(heading, plain, printable=True))
+        exports = {"html": deck, "pdf": pdf, "pdf_error": why}
+        if any(s.ask for s in steps):  # the teacher's handout: a space to answer each question, the answers last
+            found = answers(steps, made)
+            handout_pdf, handout_why = pdf_of(deck_html(heading, made, printable=True, answers=found))
+            exports.update(handout_html=deck_html(heading, made, answers=found), handout_pdf=handout_pdf,
+                           handout_error=handout_why)
+    st.session_state[EXPORTS] = exports
     st.rerun()
 
 

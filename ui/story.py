@@ -389,3 +389,15 @@ def exports(store) -> None:
                            key="story_pdf", on_click="ignore", icon=":material/download:", width="stretch")
     else:
         st.caption(markdown_text(made["pdf_error"]))
+    if "handout_html" not in made:  # no questions: no handout
+        return
+    st.caption("For the teacher only: the handout, with a space to answer each question and the answers last.")
+    st.download_button("Handout with answers (HTML)", made["handout_html"], file_name="handout.html",
+                       mime="text/html", key="story_handout_html", on_click="ignore", icon=":material/download:",
+                       width="stretch")
+    if made["handout_pdf"] is not None:
+        st.download_button("Handout with answers (PDF)", made["handout_pdf"], file_name="handout.pdf",
+                           mime="application/pdf", key="story_handout_pdf", on_click="ignore",
+                           icon=":material/download:", width="stretch")
+    else:
+        st.caption(markdown_text(made["handout_error"]))
