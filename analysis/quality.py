@@ -1,6 +1,6 @@
 """How good is this summary, for one document with a reference summary (issue 60): ROUGE of the
-model's summary beside Lead-k and the oracle (the best k sentences by the greedy oracle that
-labelled the training data, training/oracle.py), each document sentence's overlap with the
+model's summary beside Lead-k (after a title line, where the document has one) and the greedy
+oracle that labelled the training data (training/oracle.py: often, not always, the best k sentences), each document sentence's overlap with the
 reference, where each reference sentence comes from in the document (an n-gram alignment, after
 SummVis, Vig et al. 2021), and which of the model's sentences share no phrase with the reference.
 
@@ -8,6 +8,7 @@ Words are ROUGE's: rouge-score's tokenizer (lower case, letters and digits, Port
 the overlaps here and the ROUGE scores count the same words. Pure functions, no model."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ class Quality:
     alignment: list[list[tuple[int, float]]]  # per reference sentence: (document sentence, share of its words)
     adds_nothing: list[int]               # the model's sentences sharing no two-word phrase with the reference
     reference: list[str]                  # the reference's sentences
+    titled: bool = False                  # the document opens with a title line: Lead-k starts after it
 
     def rank(self) -> int:
         """The model's place by ROUGE-1 F1 among the model, Lead-k and the oracle (1 = best)."""
@@ -64,7 +66,8 @@ def quality(sentences: list[str], selected: list[int], reference: str, k: int) -
     ref = reference_sentences(reference)
     if not ref:
         raise ValueError("the reference summary is empty")
-    systems = {"model": sorted(selected), "lead": list(range(min(k, len(sentences)))),
+    first = int(has_title(sentences, k))  # a title is not the lead's first sentence (issue 72)
+    systems = {"model": sorted(selected), "lead": list(range(first, min(first + k, len(sentences)))),
                "oracle": greedy_selection(sentences, ref, k)}
     rouge = {name: rouge_detail([sentences[i] for i in picked], ref) for name, picked in systems.items()}
     ref_words = [_tokens(r) for r in ref]
@@ -74,7 +77,19 @@ def quality(sentences: list[str], selected: list[int], reference: str, k: int) -
     overlap = np.array([np.mean([w in ref_all for w in words]) if words else 0.0 for words in doc_words])
     covers = np.array([len(set(words) & ref_all) for words in doc_words])
     return Quality(systems, rouge, overlap, covers, [align(r, doc_words) for r in ref_words],
-                   [i for i in sorted(selected) if not _bigrams(doc_words[i]) & ref_pairs], ref)
+                   [i for i in sorted(selected) if not _bigrams(doc_words[i]) & ref_pairs], ref, bool(first))
+
+
+TERMINAL = re.compile(r"[.!?…:;][\"'”’»)\]]*$")  # a sentence's end, its closing quotes and brackets after it
+
+
+def has_title(sentences: list[str], k: int) -> bool:
+    """Whether the document opens with a title line: a first "sentence" of at most 20 words with no
+    sentence-final punctuation, before more than k sentences (a news page's headline, as every
+    shipped example has). Lead-k then starts after it: counting the title as the lead's first
+    sentence made Lead-3 look worse than it is."""
+    first = sentences[0].strip() if sentences else ""
+    return len(sentences) > k and bool(first) and len(first.split()) <= 20 and not TERMINAL.search(first)
 
 
 def align(reference_words: list[str], doc_words: list[list[str]], most: int = 3) -> list[tuple[int, float]]:
@@ -101,9 +116,11 @@ def align(reference_words: list[str], doc_words: list[list[str]], most: int = 3)
 def in_words(q: Quality, k: int) -> str:
     """The scores in plain words: how much of the reference each system covers (ROUGE-1 recall)."""
     cover = {s: q.rouge[s]["rouge1"][1] for s in q.systems}
-    return (f"The model's summary covers {cover['model']:.0f}% of the reference's words; Lead-{k} (the first {k} "
-            f"sentences) covers {cover['lead']:.0f}%; the best any {k} sentences of this document could do "
-            f"(the oracle) is {cover['oracle']:.0f}%.")
+    lead = f"the first {k} sentences" + (" after the title" if q.titled else "")
+    return (f"The model's summary covers {cover['model']:.0f}% of the reference's words; Lead-{k} ({lead}) covers "
+            f"{cover['lead']:.0f}%; the greedy oracle ({k} sentences added one at a time for ROUGE, as the training "
+            f"labels were made: often, not always, the best any {k} sentences could do) covers "
+            f"{cover['oracle']:.0f}%.")
 
 
-__all__ = ["KEYS", "Quality", "align", "in_words", "quality", "reference_sentences"]
+__all__ = ["KEYS", "Quality", "align", "has_title", "in_words", "quality", "reference_sentences"]

@@ -84,7 +84,7 @@ st.header("How good is this summary?")
 reference = (st.session_state.get(REFERENCE) or "").strip()
 if not reference:
     st.caption("Give a reference summary (sidebar: **Reference summary**) to score this summary against it with "
-               "ROUGE, beside Lead-k and the best any k sentences could do, and see where each reference sentence "
+               "ROUGE, beside Lead-k and the greedy oracle, and see where each reference sentence "
                "comes from. The shipped examples bring theirs.")
 else:
     from analysis.quality import in_words, quality
@@ -98,8 +98,9 @@ else:
         st.warning(markdown_text(str(e)))
     else:
         k = params["k"]
-        names = {"model": f"This model (k = {k})", "lead": f"Lead-{k} (the first {k} sentences)",
-                 "oracle": f"Oracle (the best {k} sentences: greedy, as the training labels)"}
+        names = {"model": f"This model (k = {k})",
+                 "lead": f"Lead-{k} (the first {k} sentences{' after the title' if q.titled else ''})",
+                 "oracle": f"Greedy oracle ({k} sentences added one at a time for ROUGE, as the training labels)"}
         table = pd.DataFrame([{"summary": names[n], "sentences": ", ".join(str(i + 1) for i in q.systems[n]),
                                "ROUGE-1": round(q.rouge[n]["rouge1"][2], 1), "ROUGE-2": round(q.rouge[n]["rouge2"][2], 1),
                                "ROUGE-L": round(q.rouge[n]["rougeLsum"][2], 1),

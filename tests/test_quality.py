@@ -35,6 +35,23 @@ def test_rouge_equals_rouge_score_and_the_oracle_equals_training_oracle():
     assert q.overlap[3] > q.overlap[4] == 0 and q.covers[4] == 0
 
 
+def test_a_title_line_is_not_the_leads_first_sentence():
+    """Issue 72: the examples open with a headline; Lead-k counted it as its first sentence, which
+    flattered the model. A first line with no sentence-final punctuation is a title: Lead-k starts
+    after it, and the words say so; a first sentence that ends like one is not a title."""
+    from analysis.quality import has_title
+
+    ref = "The council passed a budget that raises taxes.\nSchools get more money."
+    q = quality(["Council passes budget"] + DOC, [3, 5], ref, 2)
+    assert q.titled and q.systems["lead"] == [1, 2] and "Lead-2 (the first 2 sentences after the title)" in in_words(q, 2)
+    assert not quality(DOC, [2, 4], ref, 2).titled
+    assert has_title(["Call centre users 'lose patience'", "a.", "b.", "c.", "d."], 3)
+    assert not has_title(["He said: \"Yes.\"", "a.", "b.", "c.", "d."], 3)  # ends like a sentence
+    assert not has_title(["A title", "a.", "b."], 3)  # no more than k sentences after it: no lead to skip to
+    assert not has_title([" ".join(["word"] * 25), "a.", "b.", "c.", "d."], 3)  # too long for a headline
+    assert "greedy oracle" in in_words(q, 2)
+
+
 def test_a_reference_sentence_copied_verbatim_is_aligned_to_that_sentence():
     from analysis.quality import _tokens
 
@@ -54,7 +71,7 @@ def test_the_summary_page_with_a_pasted_reference_and_an_examples_own(summarizer
     at.text_area(key="reference").set_value("Insurance executives pleaded guilty to fraud.\nMarsh said Bewlay left.")
     at = summarize(at, SHORT.replace("Insurance bosses", "Insurers' bosses"))  # pasted: not the example
     table = at.dataframe[0].value
-    assert list(table["summary"].str.split().str[0]) == ["This", "Lead-3", "Oracle"] and len(table) == 3
+    assert list(table["summary"].str.split().str[0]) == ["This", "Lead-3", "Greedy"] and len(table) == 3
     assert "quality_overlap" in [c.key for c in charts(at)] and at.selectbox(key="quality_ref")
     assert any("covers" in m.value and "oracle" in m.value for m in at.markdown)
 
@@ -64,6 +81,8 @@ def test_the_summary_page_with_a_pasted_reference_and_an_examples_own(summarizer
     assert example.text_area(key="reference").value.startswith("Another three US insurance executives")
     next(b for b in example.button if b.label == "Summarize").click().run()
     assert len(example.dataframe[0].value) == 3 and not example.exception
+    lead = example.dataframe[0].value.iloc[1]  # the example opens with its headline: the lead starts after it
+    assert "after the title" in lead["summary"] and lead["sentences"] == "2, 3, 4", dict(lead)
     verbatim = example.selectbox(key="quality_ref").options
     example.selectbox(key="quality_ref").set_value(1).run()  # "The highest ranking executive …" is sentence 5
     assert any(c.value.startswith("Draws on sentence 5") for c in example.caption), [c.value for c in example.caption]

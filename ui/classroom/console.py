@@ -119,7 +119,7 @@ def tick(store, code: str) -> None:
     if lesson is not None and 0 <= n < len(lesson.steps):
         private_note(lesson.steps[n].private, large=True)
         st.markdown("**Next:** " + (markdown_text(step_title(lesson.title, n + 1, lesson.steps[n + 1].title))
-                                    if n + 1 < total else "the end"))
+                                    if n + 1 < len(lesson.steps) else "the end"))
     if not step.get("ask"):
         return
     ask, sid = Ask.from_dict(step["ask"]), step_id(step)
