@@ -277,3 +277,19 @@ def test_the_reference_sentence_travels_in_a_link_and_starts_afresh_on_another_r
     again.text_area(key=REFERENCE).set_value("Insurance bosses met.\nThey talked.").run()
     summarize_button(again).click().run()
     assert again.selectbox(key="quality_ref").value == 0  # a sentence of the old reference is not one of this one
+
+
+def test_a_chart_picked_on_one_page_is_not_kept_for_another(summarizer):
+    """Issue 72: "Chart on the slide" kept "Sentence scores" on the Heads page, and the slide fell back
+    to the first chart without a word. A step added on another page names one of that page's charts."""
+    from helpers import charts
+    from ui import story
+
+    at = summarize(new_app(), SHORT)
+    at.switch_page("pages/why.py").run()
+    at.selectbox(key="story_chart").set_value("why_words").run()
+    at.switch_page("pages/sentence_encoder.py").run()
+    drawn = [c.key for c in charts(at)]
+    button(at, "story_add").click().run()
+    chart = at.session_state[story.STORY].steps[-1].view.chart
+    assert chart != "why_words" and (chart is None or chart in drawn), (chart, drawn)
