@@ -1,7 +1,7 @@
 """The address a session opened, read by one intake (issue 69). Each part of it opens something:
 a link's view (``doc=``, its controls: ui.link), the teacher link (``?teacher=``), a class to join
-(``?class=``), a class's teacher's console (``?console=``), a class this browser led (its cookie), a story (``?story=``), a lesson (``?lesson=``)
-or homework (``?homework=``). ``intake`` runs each reader once per session, in that order, at the
+(``?class=``), a class's teacher's console (``?console=``), a class this browser led (its cookie),
+a story (``?story=``), a lesson (``?lesson=``) or homework (``?homework=``). ``intake`` runs each reader once per session, in that order, at the
 top of the session's first run, before the view is taken (ui.arrival); a reader that returns False
 is tried again on the next run (what it opens is in the shared store, which was down)."""
 from __future__ import annotations
