@@ -5,6 +5,7 @@ in the store after every change (ui.stories); ``?story=ID`` opens it, ``&present
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 
 import streamlit as st
 
@@ -287,8 +288,6 @@ def lesson_text(store, tour) -> str:
 
 def titled(tour):
     """The story's tour with a title: its own, else its first step's."""
-    from dataclasses import replace
-
     return tour if tour.title else replace(tour, title=tour.steps[0].title)
 
 
@@ -348,17 +347,15 @@ def open_file() -> None:
     as a story."""
     from ui.classroom.steps import load_own
 
-    name = load_own("story_lesson_upload")
-    if name:
+    if name := load_own("story_lesson_upload"):
         open_lesson(name)
 
 
 def open_lesson(name: str) -> None:
     """A lesson opened as a story: its steps in this panel to edit, present and export."""
     from ui.classroom.steps import all_lessons
-    from ui.tour import as_story
-
     from ui.link import kept_id
+    from ui.tour import as_story
 
     lesson = all_lessons()[name]
     if len(lesson.steps) > MAX_STEPS:
