@@ -54,6 +54,30 @@ def test_the_deck_is_one_offline_file_with_every_text_escaped():
     assert "<script src" not in deck and "<link" not in deck  # plotly.js inline (the browser test: no request)
 
 
+def test_a_slide_labels_every_picked_and_oracle_sentence_on_its_own_bar():
+    """Issue 72: thinned to fit a slide, a crowded axis still labels every ★ and ◆ sentence, each
+    on its own category (tickvals, not nticks), the others a thinning step apart; the font shrinks
+    only where two kept labels are neighbours."""
+    import numpy as np
+
+    from viz.deck import LABEL_PX, MIN_FONT, categories, for_slide
+    from viz.quality import overlap_chart
+
+    n, model, oracle = 33, [3, 5, 26], [2, 3, 27]
+    fig = overlap_chart([f"Sentence {i}." for i in range(n)], np.linspace(0, 1, n), model, oracle)
+    slide = for_slide(fig, height=396)  # the presenter's chart at 1280×720 under a note
+    cats, ticks = categories(slide, "yaxis"), list(slide.layout.yaxis.tickvals)
+    assert len(cats) == n and set(ticks) <= set(cats) and slide.layout.yaxis.tickmode == "array"
+    marked = {cats[i] for i in {*model, *oracle}}
+    assert marked <= set(ticks), sorted(marked - set(ticks))  # sentence 27 labelled, on its own bar
+    at = sorted(cats.index(t) for t in ticks)
+    step = -(-n // ((396 - 190) // LABEL_PX))
+    assert all(min(abs(i - j) for j in at if j != i) >= step for i in at if cats[i] not in marked)
+    assert MIN_FONT <= slide.layout.yaxis.tickfont.size < 12  # 2◆ 3★◆: neighbours, in a smaller font
+    roomy = for_slide(fig, height=900)
+    assert roomy.layout.yaxis.tickfont.size is None and len(roomy.layout.yaxis.tickvals) == n  # room for all
+
+
 # ---------------------------------------------------------------- in the app (AppTest)
 
 from helpers import SHORT, button, charts, new_app, opened, summarize  # noqa: E402

@@ -50,6 +50,16 @@ def test_weight_colour_scale_follows_the_mapping(scale):
     m[:20, 0] = 0.9  # 0.2% of the cells: above the 99.5th percentile
     args = weight_map(m, scale=scale)
     assert args["zmax"] < 0.9 * 1e4 and args["colorbar"]["ticktext"][-1].startswith("≥")  # clipped
+    # issue 72: the labels stand apart on the bar (log's 0, 0.005 and 0.03 of the top overprinted), the
+    # top and 0 always kept, each label the weight at its own place
+    from viz.common import BASIS, MIN_TICK_GAP
+
+    bar = args["colorbar"]
+    at = np.asarray(bar["tickvals"], dtype=np.float64) / args["zmax"]
+    assert at[0] == 0 and at[-1] == pytest.approx(1) and np.all(np.diff(at) >= MIN_TICK_GAP)
+    assert len(at) == len(bar["ticktext"]) >= 3
+    assert [float(t.lstrip("≥ ")) for t in bar["ticktext"]] == pytest.approx(
+        [float(f"{v:.2g}") for v in np.asarray(bar["tickvals"]) / BASIS], rel=1e-6)
 
 
 def test_weak_attention_is_visible_with_log():

@@ -102,6 +102,21 @@ def weight_colorscale(name: str, scale: str, n: int = 48) -> list:
     return [[float(a), c] for a, c in zip(x, sample_colorscale(name, y.tolist()))]  # draws its default instead
 
 
+MIN_TICK_GAP = 0.07  # of a colour bar's length: closer labels overprint (log's 0, 0.005 and 0.03 of the top)
+
+
+def spaced(values: np.ndarray, gap: float) -> list[int]:
+    """Indices of ascending ``values`` kept so that neighbours are ``gap`` apart or more: the
+    first and the last always."""
+    kept, last = [0], len(values) - 1
+    for i in range(1, last + 1):
+        if values[i] - values[kept[-1]] >= gap:
+            kept.append(i)
+    if kept[-1] != last:
+        kept[-1 if len(kept) > 1 else 1:] = [last]
+    return kept
+
+
 def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", title: str = "weight") -> dict:
     """Heatmap arguments for a map of weights in [0, 1]: z = round(weight × 10,000) as uint16 (the
     hover ``WEIGHT_HOVER`` prints it as the weight to 4 decimals; weights ≥ 0.99995 show 0.9999),
@@ -111,7 +126,9 @@ def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", 
     vmax = float(np.percentile(m, CLIP) if scale != "linear" else m.max()) if m.size else 1.0
     vmax = vmax if vmax > 0 else 1.0
     bar = level_colorbar(vmax, title, scale=scale, clipped=bool(m.size and m.max() > vmax))
-    bar["tickvals"] = (vmax * BASIS * _inverse(bar["tickvals"] / 255, scale)).astype(np.float32)  # the same ticks, in z units
+    ticks = _inverse(bar["tickvals"] / 255, scale)  # the same ticks, as shares of vmax: log's crowd near 0
+    kept = spaced(ticks, MIN_TICK_GAP)
+    bar["tickvals"], bar["ticktext"] = (vmax * BASIS * ticks[kept]).astype(np.float32), [bar["ticktext"][i] for i in kept]
     return dict(z=np.minimum(np.rint(m * BASIS), BASIS - 1).astype(np.uint16), zmin=0, zmax=vmax * BASIS,
                 colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 

@@ -59,10 +59,25 @@ function draw(i) {
   if (!holder) return;
   const fig = JSON.parse(document.getElementById('fig-' + i).textContent);
   fig.layout.height = undefined; fig.layout.autosize = true;
-  for (const [name, axis] of Object.entries(fig.layout)) {  // no more labels than the axis holds (LABEL_PX)
+  for (const [name, axis] of Object.entries(fig.layout)) {  // as viz.deck.fit_labels, at this slide's size
     if (!/^[xy]axis/.test(name) || !(axis.type === 'category' || axis.nticks)) continue;
     const px = (name[0] === 'y' ? holder.clientHeight : holder.clientWidth) - 190;
-    axis.nticks = Math.max(2, Math.min(axis.nticks || 1e6, Math.floor(px / LABEL_PX)));
+    const most = Math.max(2, Math.min(axis.nticks || 1e6, Math.floor(px / LABEL_PX)));
+    const ref = name[0] + name.slice(5), cats = [];
+    for (const t of fig.data) {
+      if ((t[name[0] + 'axis'] || name[0]) !== ref || !Array.isArray(t[name[0]])) continue;
+      for (const c of t[name[0]]) if (!cats.includes(String(c))) cats.push(String(c));
+    }
+    if (axis.type !== 'category' || !cats.length) { axis.nticks = most; continue; }
+    const marked = cats.map((c) => /[★◆]/.test(c)), step = Math.ceil(cats.length / most);
+    const kept = cats.map((_, i) => i).filter((i) => marked[i]);
+    for (let i = 0; i < cats.length; i++) {
+      if (!marked[i] && kept.every((k) => Math.abs(k - i) >= step)) kept.push(i);
+    }
+    kept.sort((a, b) => a - b);
+    const gap = Math.min(step, ...kept.slice(1).map((k, j) => k - kept[j])) * px / cats.length;
+    Object.assign(axis, {tickmode: 'array', tickvals: kept.map((i) => cats[i]), nticks: undefined});
+    if (gap < 13) axis.tickfont = {...(axis.tickfont || {}), size: Math.max(MIN_FONT, Math.floor(gap) - 1)};
   }
   Plotly.newPlot(holder, fig.data, fig.layout, {displaylogo: false, responsive: true, staticPlot: PRINT});
 }
@@ -102,14 +117,48 @@ def for_slide(figure: go.Figure, height: int | None = None) -> go.Figure:
     return fig.update_xaxes(automargin=True).update_yaxes(automargin=True)
 
 
+MARKS = ("★", "◆")  # ★ the model's pick, ◆ the oracle's: a label carrying one is never thinned away
+MIN_FONT = 8  # px: the smallest tick label, where two marked labels are neighbours on a crowded axis
+
+
+def categories(fig: go.Figure, name: str) -> list[str]:
+    """The categories along the axis ``name`` ("yaxis2"), in their traces' order."""
+    letter, ref = name[0], name[0] + name[5:]
+    found = {}
+    for t in fig.data:
+        values = getattr(t, letter, None)
+        if (getattr(t, letter + "axis", None) or letter) == ref and values is not None:
+            found.update(dict.fromkeys(map(str, values)))
+    return list(found)
+
+
 def fit_labels(fig: go.Figure, height: int, width: int) -> None:
-    """Thin the labels of ``fig``'s category axes to one per LABEL_PX pixels of a plot area about
-    ``height`` × ``width`` (the labels themselves take ~130 px of it)."""
+    """Thin the labels of ``fig``'s category axes to about one per LABEL_PX pixels of a plot area
+    about ``height`` × ``width`` (the labels themselves take ~130 px of it), placed on their own
+    categories (tickvals, not nticks, which let a label drift off its bar). A label with a MARK is
+    always kept; the others stay a thinning step away from every kept one; where two kept labels
+    are closer than a line, the axis's font shrinks (to MIN_FONT at least). The deck's script does
+    the same at the slide's own size."""
     for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
         axis = fig.layout[name]
-        if axis.type == "category" or axis.nticks:
-            px = (height if name.startswith("y") else width) - 190
-            axis.nticks = max(2, min(axis.nticks or 10**6, px // LABEL_PX))
+        if not (axis.type == "category" or axis.nticks):
+            continue
+        px = (height if name.startswith("y") else width) - 190
+        most = max(2, min(axis.nticks or 10**6, px // LABEL_PX))
+        cats = categories(fig, name)
+        if axis.type != "category" or not cats:
+            axis.nticks = most
+            continue
+        marked, step = [any(m in c for m in MARKS) for c in cats], -(-len(cats) // most)
+        kept = [i for i, m in enumerate(marked) if m]
+        for i in range(len(cats)):
+            if not marked[i] and all(abs(k - i) >= step for k in kept):
+                kept.append(i)
+        kept.sort()
+        gap = min([step, *(b - a for a, b in zip(kept, kept[1:]))]) * px / len(cats)
+        axis.update(tickmode="array", tickvals=[cats[i] for i in kept], nticks=None)
+        if gap < 13:
+            axis.tickfont.size = max(MIN_FONT, int(gap) - 1)
 
 
 def _bold(text: str) -> str:
@@ -157,5 +206,5 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False,
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body class='{'print' if printable else ''}'>" + "".join(body)
-            + f"<script>const PRINT = {json.dumps(printable)}, LABEL_PX = {LABEL_PX};{SCRIPT}</script></body></html>")
+            + f"<script>const PRINT = {json.dumps(printable)}, LABEL_PX = {LABEL_PX}, MIN_FONT = {MIN_FONT};{SCRIPT}</script></body></html>")
 
