@@ -10,7 +10,7 @@ import streamlit as st
 from analysis.explain import selection
 from ui import a11y, state, view
 from ui.classroom import choice_hidden
-from ui.figures import plot, shared_figure
+from ui.figures import html_block, plot, shared_figure
 from ui.resources import get_model
 from ui.runs import side_by_side
 from ui.widgets import REFERENCE, examples, need_trace, result_caption
@@ -89,7 +89,7 @@ if not reference:
 else:
     from analysis.quality import in_words, quality
     from ui.runs import cached, sha, trace_key
-    from viz.quality import alignment_html, mark, overlap_chart
+    from viz.quality import alignment_html, mark, overlap_chart, rouge_html
 
     try:
         q = cached("quality", params, lambda: quality(list(s.sentences), list(s.selected), reference, params["k"]),
@@ -106,8 +106,11 @@ else:
                                "ROUGE-L": round(q.rouge[n]["rougeLsum"][2], 1),
                                "reference words covered": f"{q.rouge[n]['rouge1'][1]:.0f}%"} for n in q.systems])
         a11y.dataframe(table, "ROUGE against the reference", hide_index=True, key="quality_table")
-        st.markdown(f"{in_words(q, k)} Ranked by ROUGE-1, the model is **{['first', 'second', 'third'][q.rank() - 1]}** "
-                    "of the three.")
+        verdict = (f"{in_words(q, k)} Ranked by ROUGE-1, the model is **{['first', 'second', 'third'][q.rank() - 1]}** "
+                   "of the three.")
+        st.markdown(verdict)
+        html_block(rouge_html(table.to_dict("records"), verdict), "quality_rouge",  # a how-good slide's numbers
+                   "How good: ROUGE beside Lead-k and the oracle", page=False)
         st.caption("ROUGE F1 × 100 (rouge-score, stemmed; ROUGE-L over sentences, as the papers report it). "
                    "Words covered: ROUGE-1 recall, the share of the reference's words the summary has.")
         plot(shared_figure(trace, ("quality", sha(reference)), lambda: overlap_chart(

@@ -258,12 +258,17 @@ else:
     versus = E.legend_html().replace("raised the score", f"favours {i_c + 1}").replace(
         "lowered the score", f"favours {j_c + 1}") + E.word_highlight_html(text, spans_c, weights_c,
                                                                            target=tuple(ex["spans"][i_c]))
-    with st.container(height=600 if len(text) > LONG_TEXT else "content", key="why_versus_box"):
-        html_block(versus, "why_versus_words", f"Words that favour sentence {i_c + 1} over {j_c + 1}")
     rows = [{"head": f"{'BERT' if p == 'bert' else 'Sentence encoder'} {layer + 1}.{h + 1}",
              **({"gap change when off (exact)": round(cmp["heads"][p]["ablation"][layer][h], 4)} if exact else {}),
              "∂gap/∂gate (gradient)": round(cmp["heads"][p]["gradient"][layer][h], 4)}
             for p, layer, h, _ in top_heads(cmp["heads"], 5)]
+    numbers = E.numbers_html(cmp["verdict"], [  # the slide's: what the page shows above in widgets of its own
+        (f"Score of {i_c + 1}", f"{cmp['score_i']:.3f}"), (f"Score of {j_c + 1}", f"{cmp['score_j']:.3f}"),
+        ("Its content", f"{cmp['parts']['content']:+.3f}"), ("Its place", f"{cmp['parts']['position']:+.3f}")],
+        "The heads that tipped it", [f"{r['head']} (the gap {r['gap change when off (exact)']:+.3f} when off)" if exact
+                                     else f"{r['head']} (∂gap/∂gate {r['∂gap/∂gate (gradient)']:+.3f})" for r in rows[:3]])
+    with st.container(height=600 if len(text) > LONG_TEXT else "content", key="why_versus_box"):
+        html_block(versus, "why_versus_words", f"Words that favour sentence {i_c + 1} over {j_c + 1}", head=numbers)
     a11y.dataframe(rows, "The heads that tipped it", hide_index=True, key="why_versus_heads")
     if not exact:
         st.button("Switch every head off, exactly (Michel et al. 2019)", key="why_exact_run",

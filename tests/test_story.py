@@ -81,6 +81,7 @@ def test_a_slide_labels_every_picked_and_oracle_sentence_on_its_own_bar():
 # ---------------------------------------------------------------- in the app (AppTest)
 
 from helpers import SHORT, button, charts, new_app, opened, summarize  # noqa: E402
+from viz.quality import CELL  # noqa: E402
 
 
 def add(at, title: str, note: str = ""):
@@ -184,6 +185,43 @@ def test_the_exports_html_and_pdf(summarizer, tmp_path):
     pages = text.split("\f")
     assert len([p for p in pages if p.strip()]) == 2, [p[:80] for p in pages]
     assert "The summary" in pages[0] and "Three sentences kept." in pages[0] and "First head" in pages[1]
+
+
+@pytest.mark.slow
+def test_a_how_good_slide_and_a_contrast_slide_carry_their_numbers(summarizer, tmp_path):
+    """Issue 72: a step may show the Summary page's ROUGE table (this model, Lead-k, the oracle) and
+    its verdict, and the Why contrast's slide its verdict, both scores, the content/place split and
+    the heads over its words; the deck has them and so does the PDF (pdftotext)."""
+    import shutil
+    import subprocess
+
+    at = new_app()
+    at.text_area(key="reference").set_value("Insurance executives pleaded guilty to fraud.\nMarsh said Bewlay left.")
+    at = summarize(at, SHORT)
+    rouge = at.dataframe[0].value
+    at.selectbox(key="story_chart").set_value("quality_rouge").run()  # a chart of the page's, for the slide
+    add(at, "How good", "Against a reference.")
+    at.switch_page("pages/why.py").run()
+    at.selectbox(key="story_chart").set_value("why_versus_words").run()
+    add(at, "Why not that one", "")
+    assert [s.view.chart for s in at.session_state[present.STORY].steps] == ["quality_rouge", "why_versus_words"]
+    button(at, "story_export").click().run()
+    assert not at.exception, at.exception
+    made = at.session_state[present.EXPORTS]
+    deck = made["html"].split("<section class='slide'")
+    model = rouge[rouge["summary"].str.startswith("This model")].iloc[0]
+    for col in ("ROUGE-1", "ROUGE-2", "ROUGE-L"):
+        assert f"<td style='{CELL}'>{model[col]}</td>" in deck[1]  # the page's own figures, in its table
+    assert "Lead-3" in deck[1] and "Greedy oracle" in deck[1] and "Ranked by ROUGE-1, the model is <b>" in deck[1]
+    assert all(w in deck[2] for w in ("Score of", "Its content", "Its place", "The heads that tipped it", "BERT"))
+    if shutil.which("pdftotext") is None or made["pdf"] is None:
+        pytest.skip("pdftotext (poppler-utils) or Chromium is not installed")
+    pdf = tmp_path / "story.pdf"
+    pdf.write_bytes(made["pdf"])
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                           check=True).stdout.split("\f")
+    assert "ROUGE-1" in pages[0] and str(model["ROUGE-1"]) in pages[0] and "Ranked by ROUGE-1" in pages[0], pages[0]
+    assert "Score of" in pages[1] and "Its content" in pages[1] and "tipped it" in pages[1], pages[1]
 
 
 def test_a_story_explored_step_by_step_in_the_live_app(summarizer):

@@ -156,14 +156,17 @@ def plot(fig, key: str | None = None):
     drawn.append((alt.name(fig), what, key))
 
 
-def html_block(body: str, key: str, name: str) -> None:
+def html_block(body: str, key: str, name: str, head: str = "", page: bool = True) -> None:
     """Page HTML that a story step may show instead of a chart (the Why page's words): drawn as
-    ``st.html``; kept, not drawn, while a slide is made. ``body`` must be safe HTML (text escaped)."""
+    ``st.html``; kept, not drawn, while a slide is made. ``head``: HTML over it on the slide only
+    (what the page shows in widgets of its own: a verdict, metrics); ``page`` False: for slides only
+    (the page shows the same otherwise, as a table). ``body`` and ``head`` must be safe HTML (text escaped)."""
     captured = st.session_state.get(CAPTURE)
     if captured is not None:
-        captured.append((body, key))
+        captured.append((head + body, key))
         return
-    st.html(body)
+    if page:
+        st.html(body)
     st.session_state.setdefault(DRAWN, []).append((name, "html", key))
 
 

@@ -107,6 +107,14 @@ def legend_html() -> str:
             f'<span style="{chip} border-bottom: 2px solid {REAL};">the explained sentence</span>')
 
 
+def numbers_html(verdict: str, figures: list[tuple[str, str]], heading: str = "", items: list[str] = ()) -> str:
+    """A slide's numbers over a page's words (the Why contrast's): the verdict, the figures as
+    label: value in one line, and a short list under ``heading``; every text escaped."""
+    row = " · ".join(f"{html.escape(label)}: <b>{html.escape(value)}</b>" for label, value in figures)
+    listed = (f"<p>{html.escape(heading)}: " + "; ".join(html.escape(x) for x in items) + "</p>") if items else ""
+    return f"<div style='font-size:1.1em'><p>{html.escape(verdict)}</p><p>{row}</p>{listed}</div>"
+
+
 def top_words(text: str, spans, weights, n: int = 5) -> tuple[list[str], list[str]]:
     """The n words that raised the score most and the n that lowered it most (plain strings; a
     word repeated in the document is listed once, at its strongest, with "×m" when m of its

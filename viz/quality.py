@@ -1,6 +1,7 @@
 """How good is this summary (issue 60): each document sentence's overlap with the reference, with
 the model's and the oracle's picks marked by symbols (★ the model's, ◆ the oracle's) and bar
-patterns, not by colour alone; the alignment of one reference sentence as HTML."""
+patterns, not by colour alone; the alignment of one reference sentence, and the ROUGE table for a
+slide, as HTML."""
 from __future__ import annotations
 
 import html
@@ -53,3 +54,17 @@ def alignment_html(sentences: list[str], drawn: list[tuple[int, float]], model: 
         else:
             rows.append(f"<p><b>{i + 1}.</b> {text}</p>")
     return "".join(rows)
+
+
+CELL = "padding:.25em .7em;border-bottom:1px solid #ccc;text-align:left"
+
+
+def rouge_html(rows: list[dict], verdict: str) -> str:
+    """The ROUGE table as a slide shows it (the page's table: one row per summary, its columns), the
+    verdict under it; ``verdict``'s **bold** stays bold, every text escaped."""
+    head = "".join(f"<th style='{CELL}'>{html.escape(str(k))}</th>" for k in rows[0])
+    body = "".join("<tr>" + "".join(f"<td style='{CELL}'>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
+                   for r in rows)
+    said = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(html.escape(verdict).split("**")))
+    return (f"<table style='border-collapse:collapse;font-size:1.2em;margin:.4em 0'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table><p style='font-size:1.15em'>{said}</p>")
