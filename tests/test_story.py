@@ -60,13 +60,13 @@ def test_a_slide_labels_every_picked_and_oracle_sentence_on_its_own_bar():
     only where two kept labels are neighbours."""
     import numpy as np
 
-    from viz.deck import LABEL_PX, MIN_FONT, categories, for_slide
+    from viz.deck import LABEL_PX, MIN_FONT, for_slide, slide_labels
     from viz.quality import overlap_chart
 
     n, model, oracle = 33, [3, 5, 26], [2, 3, 27]
     fig = overlap_chart([f"Sentence {i}." for i in range(n)], np.linspace(0, 1, n), model, oracle)
     slide = for_slide(fig, height=396)  # the presenter's chart at 1280×720 under a note
-    cats, ticks = categories(slide, "yaxis"), list(slide.layout.yaxis.tickvals)
+    cats, ticks = slide_labels(slide)["yaxis"][0], list(slide.layout.yaxis.tickvals)
     assert len(cats) == n and set(ticks) <= set(cats) and slide.layout.yaxis.tickmode == "array"
     marked = {cats[i] for i in {*model, *oracle}}
     assert marked <= set(ticks), sorted(marked - set(ticks))  # sentence 27 labelled, on its own bar

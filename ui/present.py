@@ -75,7 +75,7 @@ export default function(component) {
   if (window.__microscopePresent) window.removeEventListener('keydown', window.__microscopePresent, true);
   window.__microscopePresent = on;
   window.addEventListener('keydown', on, true);
-  const size = () => setStateValue('height', window.innerHeight);
+  const size = () => { setStateValue('height', window.innerHeight); setStateValue('width', window.innerWidth); };
   size();
   window.addEventListener('resize', size);
   return () => window.removeEventListener('resize', size);
@@ -92,6 +92,8 @@ CSS = f"""<style>
 .present-summary {{ font-size: clamp(1rem, 2.2vh, 1.6rem); }}
 .present-story {{ font-size: clamp(1rem, 2.2vh, 1.6rem); color: {MUTED_TEXT}; margin: 0; }}
 .present-private {{ font-size: clamp(1.2rem, 3vh, 2.2rem); white-space: pre-wrap; }}
+.present-aside {{ font-size: clamp(.9rem, 1.9vh, 1.3rem); padding-left: 1.2em; }}
+.st-key-present_plain_aside p {{ font-size: clamp(.85rem, 1.8vh, 1.2rem); }}
 .present-count {{ text-align: right; font-size: 1.1rem; color: {MUTED_TEXT}; margin: 0; }}  /* in the flow: it never covers text */
 </style>"""
 
@@ -214,9 +216,11 @@ def show(pg, examples: dict) -> None:
     st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
     if st.session_state.get(EXPORT):
         return export_next(shown)
-    pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None)
-    height = pressed.height if isinstance(pressed.height, (int, float)) and 200 <= pressed.height <= 10_000 else 720
-    draw(slide, step, n, len(shown), int(height))
+    pressed = _keys(key="present_keys", on_key_change=lambda: None, on_height_change=lambda: None,
+                    on_width_change=lambda: None)
+    size = [int(v) if isinstance(v, (int, float)) and 200 <= v <= 10_000 else d
+            for v, d in ((getattr(pressed, "height", None), 720), (getattr(pressed, "width", None), 1280))]
+    draw(slide, step, n, len(shown), *size)
     follow_store()
     if pressed.key:
         move(pressed.key, len(shown))
@@ -290,33 +294,72 @@ def follow_store() -> None:
             st.rerun(scope="app")
 
 
-def draw(slide: Slide, step, n: int, total: int, height: int) -> None:
-    """The slide, large: title, note (as text), chart, summary, plain words, settings, counter."""
+MIN_CHART = 240  # px: a chart is never smaller, even where the slide's texts are long
+SIDE = 0.3  # of a wide window (WIDE px or more): the summary and the plain words, beside the chart
+WIDE = 1000
+
+
+def beside(slide: Slide, width: int) -> bool:
+    """Whether the slide's summary and plain words go beside its chart: a wide window, a chart."""
+    return slide.figure is not None and bool(slide.summary or slide.plain) and width >= WIDE
+
+
+def chart_height(slide: Slide, step, storied: bool, height: int, width: int) -> int:
+    """What a ``height`` × ``width`` window leaves the chart under and around the slide's texts
+    (``CSS``'s sizes; each text's lines estimated from its length, a character about half its type
+    size wide; Streamlit's 1 rem between elements), so that the counter stays in the window."""
+    def block(text: str, px: float, line: float = 1.5, across: float = 0.94 * width) -> float:
+        per = max(12, int(across / (0.5 * px)))
+        return sum(max(1, -(-len(p) // per)) for p in text.split("\n")) * px * line + 16
+
+    vh, clamp = height / 100, lambda lo, v, hi: max(lo, min(v, hi))
+    note, body = clamp(17.6, 2.7 * vh, 33.6), clamp(16, 2.2 * vh, 25.6)
+    used = 36 + clamp(25.6, 3.6 * vh, 48) * 1.3 + 16 + 40 + 16  # the padding, the title, the counter
+    used += block("x", body) if storied else 0
+    used += sum(block(t, note) for t in (step.text, step.question and f"Question: {step.question}") if t)
+    used += block(slide.settings, 14) if slide.settings else 0
+    texts = [(t, body, 1.5) for t in slide.summary] + ([(slide.plain, 16, 1.6)] if slide.plain else [])
+    if not beside(slide, width):
+        used += sum(block(*t) for t in texts) + (16 if slide.summary else 0)
+    return max(MIN_CHART, int(height - used - 16))
+
+
+def draw(slide: Slide, step, n: int, total: int, height: int, width: int = 1280) -> None:
+    """The slide, large: title, note (as text), chart, summary, plain words, settings, counter;
+    the chart as tall as the window leaves it (``chart_height``), on a wide window with the summary
+    and the plain words beside it."""
+    storied = n == 0 and bool(story().title)
+    room = chart_height(slide, step, storied, height, width)
     with st.container(key="present_slide"):
         from viz.common import markdown_text
 
-        if n == 0 and story().title:  # the story's own title, over its first step
+        if storied:  # the story's own title, over its first step
             st.html(f"<p class='present-story'>{html.escape(story().title)}</p>")
         st.title(markdown_text(step.title or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
         if step.text:
             st.html(f"<p class='present-note'>{html.escape(step.text)}</p>")
         if step.question:
             st.html(f"<p class='present-note'><b>Question:</b> {html.escape(step.question)}</p>")
-        if slide.figure is not None:
-            from viz.deck import for_slide
+        wide = beside(slide, width)
+        main, aside = st.columns([1 - SIDE, SIDE], gap="medium") if wide else (st.container(), st.container())
+        with main:
+            if slide.figure is not None:
+                from viz.deck import for_slide
 
-            fig = for_slide(slide.figure, height=max(300, int(height * (0.55 if step.text else 0.66))))
-            st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
-        elif slide.html:
-            with st.container(height=max(300, int(height * (0.55 if step.text else 0.66))), border=False):
-                st.html(slide.html)
-        elif slide.missing:
-            st.warning(slide.missing, icon=":material/info:")
-        if slide.summary:
-            st.html("<ol class='present-summary'>" + "".join(f"<li>{html.escape(s)}</li>" for s in slide.summary)
-                    + "</ol>")
-        if slide.plain:
-            st.markdown(slide.plain)
+                fig = for_slide(slide.figure, height=room, width=int(width * (1 - SIDE) if wide else width))
+                st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
+            elif slide.html:
+                with st.container(height=room, border=False):
+                    st.html(slide.html)
+            elif slide.missing:
+                st.warning(slide.missing, icon=":material/info:")
+        with aside:
+            if slide.summary:
+                st.html(f"<ol class='present-summary{' present-aside' if wide else ''}'>"
+                        + "".join(f"<li>{html.escape(s)}</li>" for s in slide.summary) + "</ol>")
+            if slide.plain:
+                with st.container(key="present_plain_aside" if wide else None):
+                    st.markdown(slide.plain)
         if slide.settings:
             st.caption(markdown_text(slide.settings))
         st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, a number "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
@@ -59,24 +60,23 @@ function draw(i) {
   if (!holder) return;
   const fig = JSON.parse(document.getElementById('fig-' + i).textContent);
   fig.layout.height = undefined; fig.layout.autosize = true;
+  const found = (fig.layout.meta || {}).labels || {};  // viz.deck.slide_labels
   for (const [name, axis] of Object.entries(fig.layout)) {  // as viz.deck.fit_labels, at this slide's size
     if (!/^[xy]axis/.test(name) || !(axis.type === 'category' || axis.nticks)) continue;
-    const px = (name[0] === 'y' ? holder.clientHeight : holder.clientWidth) - 190;
+    const span = axis.domain ? axis.domain[1] - axis.domain[0] : 1;  // (a subplot's share of the chart)
+    const px = ((name[0] === 'y' ? holder.clientHeight : holder.clientWidth) - 190) * span;
+    if (name[0] === 'x' && axis.tickangle) axis.tickangle = -90;  // upright labels' boxes stay a line apart
     const most = Math.max(2, Math.min(axis.nticks || 1e6, Math.floor(px / LABEL_PX)));
-    const ref = name[0] + name.slice(5), cats = [];
-    for (const t of fig.data) {
-      if ((t[name[0] + 'axis'] || name[0]) !== ref || !Array.isArray(t[name[0]])) continue;
-      for (const c of t[name[0]]) if (!cats.includes(String(c))) cats.push(String(c));
-    }
-    if (axis.type !== 'category' || !cats.length) { axis.nticks = most; continue; }
-    const marked = cats.map((c) => /[★◆]/.test(c)), step = Math.ceil(cats.length / most);
+    if (!found[name]) { axis.nticks = most; continue; }
+    const [cats, labels, marked] = found[name], step = Math.ceil(cats.length / most);
     const kept = cats.map((_, i) => i).filter((i) => marked[i]);
     for (let i = 0; i < cats.length; i++) {
       if (!marked[i] && kept.every((k) => Math.abs(k - i) >= step)) kept.push(i);
     }
     kept.sort((a, b) => a - b);
     const gap = Math.min(step, ...kept.slice(1).map((k, j) => k - kept[j])) * px / cats.length;
-    Object.assign(axis, {tickmode: 'array', tickvals: kept.map((i) => cats[i]), nticks: undefined});
+    Object.assign(axis, {tickmode: 'array', tickvals: kept.map((i) => cats[i]), ticktext: kept.map((i) => labels[i]),
+                         nticks: undefined});
     if (gap < 13) axis.tickfont = {...(axis.tickfont || {}), size: Math.max(MIN_FONT, Math.floor(gap) - 1)};
   }
   Plotly.newPlot(holder, fig.data, fig.layout, {displaylogo: false, responsive: true, staticPlot: PRINT});
@@ -102,7 +102,7 @@ else { show((parseInt(location.hash.slice(1)) || 1) - 1); }
 LABEL_PX = 16  # a token label's line on a slide: at most one label per this many pixels of its axis
 
 
-def for_slide(figure: go.Figure, height: int | None = None) -> go.Figure:
+def for_slide(figure: go.Figure, height: int | None = None, width: int = 1280) -> go.Figure:
     """A copy of an app figure for a slide: the step's view only (no head or layer buttons, which
     are controls, nor their "head" and "layer" labels), room for its labels (the app's margins are
     fixed for speed) and, at ``height``, no more category labels than its axes hold (hover still
@@ -113,7 +113,9 @@ def for_slide(figure: go.Figure, height: int | None = None) -> go.Figure:
     fig.update_layout(margin=dict(l=40, r=30, t=60, b=40))
     if height is not None:
         fig.update_layout(height=height)
-        fit_labels(fig, height, 1200)
+        fit_labels(fig, height, width - 80)
+    else:  # the deck's script thins them at the slide's size
+        fig.layout.meta = {**(fig.layout.meta or {}), "labels": slide_labels(fig)}
     return fig.update_xaxes(automargin=True).update_yaxes(automargin=True)
 
 
@@ -121,42 +123,63 @@ MARKS = ("★", "◆")  # ★ the model's pick, ◆ the oracle's: a label carryi
 MIN_FONT = 8  # px: the smallest tick label, where two marked labels are neighbours on a crowded axis
 
 
-def categories(fig: go.Figure, name: str) -> list[str]:
-    """The categories along the axis ``name`` ("yaxis2"), in their traces' order."""
-    letter, ref = name[0], name[0] + name[5:]
-    found = {}
-    for t in fig.data:
-        values = getattr(t, letter, None)
-        if (getattr(t, letter + "axis", None) or letter) == ref and values is not None:
-            found.update(dict.fromkeys(map(str, values)))
-    return list(found)
+def slide_labels(fig: go.Figure) -> dict[str, tuple[list[str], list[str], list[bool]]]:
+    """Per category axis ("yaxis2"): its categories in their traces' order, the label each gets on a
+    slide, and whether it is marked. A category is marked where its label or a bar's text at it
+    carries a MARK (the score bars' "★ 0.555"), and its label then shows the mark; on an x axis a
+    sentence's label keeps its number only ("★ 4: The drop in…" → "★ 4": the y axis has the words), and
+    a token that continues a word shows an ellipsis, not BERT's "##"."""
+    out = {}
+    for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
+        if fig.layout[name].type != "category":
+            continue
+        letter, ref, found = name[0], name[0] + name[5:], {}
+        for t in fig.data:
+            values = getattr(t, letter, None)
+            if (getattr(t, letter + "axis", None) or letter) != ref or values is None:
+                continue
+            texts = t.text if t.type == "bar" and isinstance(t.text, (tuple, list)) else ()
+            for j, v in enumerate(values):
+                said = str(v) + (str(texts[j]) if j < len(texts) else "")
+                found[str(v)] = found.get(str(v)) or "".join(m for m in MARKS if m in said)
+        if found:
+            cats = list(found)
+            short = [c.split(":")[0] if letter == "x" and re.match(r"(?:[★◆]+ )?\d+: ", c) else
+                     re.sub(r"^(\d+) ##", r"\1 …", c) for c in cats]  # a word's piece: "274 ##s" → "274 …s"
+            out[name] = (cats, [s if not found[c] or any(m in s for m in MARKS) else f"{s} {found[c]}"
+                                for c, s in zip(cats, short)], [bool(found[c]) for c in cats])
+    return out
 
 
 def fit_labels(fig: go.Figure, height: int, width: int) -> None:
     """Thin the labels of ``fig``'s category axes to about one per LABEL_PX pixels of a plot area
     about ``height`` × ``width`` (the labels themselves take ~130 px of it), placed on their own
-    categories (tickvals, not nticks, which let a label drift off its bar). A label with a MARK is
-    always kept; the others stay a thinning step away from every kept one; where two kept labels
-    are closer than a line, the axis's font shrinks (to MIN_FONT at least). The deck's script does
-    the same at the slide's own size."""
+    categories (tickvals, not nticks, which let a label drift off its bar) and worded for a slide
+    (``slide_labels``). A marked label is always kept; the others stay a thinning step away from
+    every kept one; where two kept labels are closer than a line, the axis's font shrinks (to
+    MIN_FONT at least). The deck's script does the same at the slide's own size."""
+    found = slide_labels(fig)
     for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
         axis = fig.layout[name]
         if not (axis.type == "category" or axis.nticks):
             continue
-        px = (height if name.startswith("y") else width) - 190
+        span = axis.domain[1] - axis.domain[0] if axis.domain else 1  # (a subplot's share of the chart)
+        px = int(((height if name.startswith("y") else width) - 190) * span)
         most = max(2, min(axis.nticks or 10**6, px // LABEL_PX))
-        cats = categories(fig, name)
-        if axis.type != "category" or not cats:
+        if name.startswith("x") and axis.tickangle:  # slanted labels' boxes overlap their neighbours': upright
+            axis.tickangle = -90
+        if name not in found:
             axis.nticks = most
             continue
-        marked, step = [any(m in c for m in MARKS) for c in cats], -(-len(cats) // most)
+        cats, labels, marked = found[name]
+        step = -(-len(cats) // most)
         kept = [i for i, m in enumerate(marked) if m]
         for i in range(len(cats)):
             if not marked[i] and all(abs(k - i) >= step for k in kept):
                 kept.append(i)
         kept.sort()
         gap = min([step, *(b - a for a, b in zip(kept, kept[1:]))]) * px / len(cats)
-        axis.update(tickmode="array", tickvals=[cats[i] for i in kept], nticks=None)
+        axis.update(tickmode="array", tickvals=[cats[i] for i in kept], ticktext=[labels[i] for i in kept], nticks=None)
         if gap < 13:
             axis.tickfont.size = max(MIN_FONT, int(gap) - 1)
 
