@@ -7,24 +7,28 @@ kind: docs/screenshots/slide_*.png (UPDATE_SCREENSHOTS=1)."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
-from browsing import go_to, idle, open_app
+from browsing import ROOT, go_to, idle, open_app
 from test_browser_story import OVERLAPS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 W, H = 1280, 720
 # (page, the chart's name in "Chart on the slide" (None: the page's first), the step's title, a note)
-KINDS = [("Summary", None, "scores", "The scores: three sentences kept."),
-         ("Summary", "Each sentence's words in the reference", "how_good_overlap", "Where the reference's words are."),
-         ("Summary", "How good: ROUGE", "how_good_rouge", ""),
-         ("BERT attention", None, "bert_head", "One head of BERT's first layer."),
-         ("Sentence encoder", None, "sentence_encoder", "Sentences reading each other."),
-         ("Masks & positions", None, "masks", ""),
-         ("Why this summary", "Words that moved", "why_words", "What moved the score."),
-         ("Why this summary", "Words that favour", "why_contrast", ""),
-         ("Heads", None, "heads", "Which heads matter.")]
+KINDS = [("Summary", None, "scores", "The model's scores", "Three sentences kept."),
+         ("Summary", "Each sentence's words in the reference", "how_good_overlap", "Where the reference's words are",
+          "Blue: the model's; hatched: the oracle's."),
+         ("Summary", "How good: ROUGE", "how_good_rouge", "How good, fairly", ""),
+         ("BERT attention", None, "bert_head", "One head of BERT", "Layer 1, head 1: each row a token."),
+         ("Sentence encoder", None, "sentence_encoder", "The sentence encoder", "Sentences reading each other."),
+         ("Masks & positions", None, "masks", "What the model may not see", ""),
+         ("Why this summary", "Words that moved", "why_words", "Why this sentence", "What moved the score."),
+         ("Why this summary", "Words that favour", "why_contrast", "Why this one and not that one", ""),
+         ("Heads", None, "heads", "Which heads matter", "Each head switched off, one at a time.")]
+STORY = "Inside a summarizer"
 MARKED = """(holder) => {  // the chart's ★/◆ categories (in a label, or in a bar's text at it), and those labelled
   const gd = document.querySelector(holder + ' .js-plotly-plot');
   const cats = new Set(), list = (v) => Array.isArray(v) ? v : [];  // (numbers come as typed arrays: no marks)
@@ -59,7 +63,7 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
     page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=300_000)
     idle(page)
     side.get_by_text("Story", exact=True).click()
-    for title, chart, name, note in KINDS:
+    for title, chart, _, name, note in KINDS:
         go_to(page, title)
         page.get_by_test_id("stMain").locator(".js-plotly-plot").first.wait_for(timeout=300_000)
         if chart:
@@ -68,9 +72,12 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
         side.get_by_label("Note", exact=True).fill(note)
         side.get_by_role("button", name="Add this view to the story").click()
         idle(page)
+    side.get_by_role("textbox", name="Story title").fill(STORY)
+    side.get_by_role("textbox", name="Story title").press("Enter")
+    idle(page)
     side.get_by_role("button", name="Present", exact=True).click()
     found = {}
-    for n, (_, _, name, _) in enumerate(KINDS, 1):
+    for n, (_, _, name, heading, _) in enumerate(KINDS, 1):
         if n > 1:
             page.keyboard.press("ArrowRight")
         page.get_by_text(re.compile(rf"Step {n} of {len(KINDS)}")).wait_for(timeout=300_000)
@@ -80,6 +87,10 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
         page.wait_for_timeout(500)  # Plotly's draw
         page.screenshot(path=str(shots / f"slide_{name}.png"))
         title, count = (page.locator(s).first.bounding_box() for s in (".st-key-present_slide h1", ".present-count"))
+        assert page.locator(".st-key-present_slide h1").first.inner_text() == heading
+        if n == 1:  # the story's own title over its first slide, in the window
+            told = page.locator(".present-story").bounding_box()
+            assert page.locator(".present-story").inner_text() == STORY and 0 <= told["y"] < told["y"] + told["height"] < H
         overlaps = {axis: page.evaluate(OVERLAPS, f".st-key-present_slide .js-plotly-plot {axis} text")
                     for axis in (".xtick", ".ytick", ".colorbar .cbaxis")}
         marked, ticks, drawn = page.evaluate(MARKED, ".st-key-present_slide") \
@@ -97,13 +108,16 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
         side.get_by_role("button", name="Story as HTML (offline)").click()
     deck = tmp_path / "story.html"
     got.value.save_as(deck)
+    with page.expect_download() as got:
+        side.get_by_role("button", name="Story as PDF").click()
+    pdf = tmp_path / "story.pdf"
+    got.value.save_as(pdf)
     view = browser.new_page(viewport={"width": W, "height": H})
     view.goto(deck.as_uri())
-    for n, (_, _, name, _) in enumerate(KINDS, 1):
+    for n, (_, _, name, _, _) in enumerate(KINDS, 1):
         on = view.locator("section.slide.on")
         on.locator(".js-plotly-plot .main-svg, .words").first.wait_for(timeout=30_000)
         view.wait_for_timeout(300)
-        view.screenshot(path=str(shots / f"deck_{name}.png"))
         title, count = (on.locator(s).first.bounding_box() for s in ("h1", ".count"))
         overlaps = {axis: view.evaluate(OVERLAPS, f"section.slide.on .js-plotly-plot {axis} text")
                     for axis in (".xtick", ".ytick", ".colorbar .cbaxis")}
@@ -118,3 +132,8 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
     bad = {k: v for k, v in found.items() if not (0 <= v["title"][0] and v["title"][1] <= H and v["count"] <= H)
            or any(o[1] for o in v["overlaps"].values()) or v["unlabelled"] or v["marks"][1] < v["marks"][0]}
     assert not bad, bad
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    text = " ".join(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
+    last = " ".join((ROOT / "examples" / "bbc_call_centres.txt").read_text(encoding="utf-8").split()[-8:])
+    assert text.count(last) >= 2, last  # the Why words and the contrast, whole: printed on, never cut at a page's foot

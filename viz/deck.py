@@ -42,9 +42,11 @@ h1{{font-size:clamp(1.4rem,3.2vh,2.6rem);margin:0 0 .4em}} .note{{font-size:clam
 /* printed: each slide is a page, and the chart takes what its text leaves (the same on screen and on
    paper: Plotly sizes the chart before printing) */
 .print .slide{{display:flex;flex-direction:column;min-height:0;height:188mm;padding:0}}
-.print .chart{{flex:1 1 auto;min-height:60mm;height:auto}} .print .words{{max-height:none;overflow:hidden}}
+.print .chart{{flex:1 1 auto;min-height:60mm;height:auto}} .print .words{{max-height:none;overflow:visible}}
+.print .slide[data-long]{{height:auto;min-height:188mm}}  /* a page's words run on to the next page, never cut */
 @page{{size:A4 landscape;margin:10mm}}
 @media print{{ .slide{{display:flex;min-height:0;height:188mm;overflow:hidden;padding:0;break-after:page}}
+  .slide[data-long]{{display:block;height:auto;overflow:visible}}
   .slide:last-of-type{{break-after:auto}}
   h1{{font-size:20pt}} .note{{font-size:13pt}} .summary{{font-size:11pt}}
   .plain,.settings{{font-size:9pt}} }}
@@ -182,6 +184,9 @@ def fit_labels(fig: go.Figure, height: int, width: int) -> None:
         axis.update(tickmode="array", tickvals=[cats[i] for i in kept], ticktext=[labels[i] for i in kept], nticks=None)
         if gap < 13:
             axis.tickfont.size = max(MIN_FONT, int(gap) - 1)
+        if name == "yaxis":  # bars' own numbers: a row's height, not Plotly's shrink to the bar (~5 px on a slide)
+            fig.update_traces(constraintext="none", textfont_size=max(MIN_FONT, min(12, int(px / len(cats)) - 1)),
+                              selector=dict(type="bar", orientation="h"))
 
 
 def _bold(text: str) -> str:
@@ -200,7 +205,8 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False,
     body = []
     n = len(slides) + bool(answers)
     for i, s in enumerate(slides):
-        part = [f"<section class='slide' aria-label='Step {i + 1} of {n}'>",
+        long = " data-long" if s.html and s.figure is None else ""  # a page's words: over more pages when printed
+        part = [f"<section class='slide'{long} aria-label='Step {i + 1} of {n}'>",
                 f"<h1>{html.escape(s.title or f'Step {i + 1}')}</h1>"]
         if s.note:
             part.append(f"<p class='note'>{html.escape(s.note)}</p>")
