@@ -12,7 +12,6 @@ slides: ``start(export=True)`` walks the steps not computed yet, one run each.""
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import os
 import shutil
@@ -22,11 +21,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import arrival, state
+from ui import arrival, slide_layout, state
 from ui.errors import shared
 from ui.resources import document_store, slide_cache
 from viz.deck import Slide
-from viz.palette import MUTED_TEXT
 
 PRESENT = "story_present"  # the step shown (from 0); absent: not presenting
 EXPORT = "story_exporting"  # presenting only to compute every slide, for the exports
@@ -83,19 +81,7 @@ export default function(component) {
 """
 _keys = st.components.v2.component("microscope_present_keys", js=_KEYS_JS)
 
-CSS = f"""<style>
-[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], header[data-testid=stHeader],
-[data-testid=stToolbar], .st-key-present_work {{ display: none !important; }}
-[data-testid=stMainBlockContainer] {{ max-width: 100% !important; padding: 1.2rem 3vw .5rem !important; }}
-.st-key-present_slide h1 {{ font-size: clamp(1.6rem, 3.6vh, 3rem) !important; padding: 0 0 .3rem !important; }}
-.present-note {{ font-size: clamp(1.1rem, 2.7vh, 2.1rem); white-space: pre-wrap; margin: 0 0 .4rem; }}
-.present-summary {{ font-size: clamp(1rem, 2.2vh, 1.6rem); }}
-.present-story {{ font-size: clamp(1rem, 2.2vh, 1.6rem); color: {MUTED_TEXT}; margin: 0; }}
-.present-private {{ font-size: clamp(1.2rem, 3vh, 2.2rem); white-space: pre-wrap; }}
-.present-aside {{ font-size: clamp(.9rem, 1.9vh, 1.3rem); padding-left: 1.2em; }}
-.st-key-present_plain_aside p {{ font-size: clamp(.85rem, 1.8vh, 1.2rem); }}
-.present-count {{ text-align: right; font-size: 1.1rem; color: {MUTED_TEXT}; margin: 0; }}  /* in the flow: it never covers text */
-</style>"""
+
 
 
 def story():
@@ -206,7 +192,7 @@ def show(pg, examples: dict) -> None:
     n = st.session_state[PRESENT]
     step = shown[n]
     key = key_of(step.view)
-    st.html(CSS)
+    st.html(slide_layout.CSS)
     slide = slide_cache().peek(key)
     if slide is None:
         gone = st.session_state.get(MISSING)
@@ -220,7 +206,7 @@ def show(pg, examples: dict) -> None:
                     on_width_change=lambda: None)
     size = [int(v) if isinstance(v, (int, float)) and 200 <= v <= 10_000 else d
             for v, d in ((getattr(pressed, "height", None), 720), (getattr(pressed, "width", None), 1280))]
-    draw(slide, step, n, len(shown), *size)
+    slide_layout.draw(slide, step, n, len(shown), *size, story().title if n == 0 else "")
     follow_store()
     if pressed.key:
         move(pressed.key, len(shown))
@@ -292,78 +278,6 @@ def follow_store() -> None:
         if n != st.session_state.get(PRESENT) and n < len(steps()):
             st.session_state[PRESENT] = n
             st.rerun(scope="app")
-
-
-MIN_CHART = 240  # px: a chart is never smaller, even where the slide's texts are long
-SIDE = 0.3  # of a wide window (WIDE px or more): the summary and the plain words, beside the chart
-WIDE = 1000
-
-
-def beside(slide: Slide, width: int) -> bool:
-    """Whether the slide's summary and plain words go beside its chart: a wide window, a chart."""
-    return slide.figure is not None and bool(slide.summary or slide.plain) and width >= WIDE
-
-
-def chart_height(slide: Slide, step, storied: bool, height: int, width: int) -> int:
-    """What a ``height`` × ``width`` window leaves the chart under and around the slide's texts
-    (``CSS``'s sizes; each text's lines estimated from its length, a character about half its type
-    size wide; Streamlit's 1 rem between elements), so that the counter stays in the window."""
-    def block(text: str, px: float, line: float = 1.5, across: float = 0.94 * width) -> float:
-        per = max(12, int(across / (0.5 * px)))
-        return sum(max(1, -(-len(p) // per)) for p in text.split("\n")) * px * line + 16
-
-    vh, clamp = height / 100, lambda lo, v, hi: max(lo, min(v, hi))
-    note, body = clamp(17.6, 2.7 * vh, 33.6), clamp(16, 2.2 * vh, 25.6)
-    used = 36 + clamp(25.6, 3.6 * vh, 48) * 1.3 + 16 + 40 + 16  # the padding, the title, the counter
-    used += block("x", body) if storied else 0
-    used += sum(block(t, note) for t in (step.text, step.question and f"Question: {step.question}") if t)
-    used += block(slide.settings, 14) if slide.settings else 0
-    texts = [(t, body, 1.5) for t in slide.summary] + ([(slide.plain, 16, 1.6)] if slide.plain else [])
-    if not beside(slide, width):
-        used += sum(block(*t) for t in texts) + (16 if slide.summary else 0)
-    return max(MIN_CHART, int(height - used - 16))
-
-
-def draw(slide: Slide, step, n: int, total: int, height: int, width: int = 1280) -> None:
-    """The slide, large: title, note (as text), chart, summary, plain words, settings, counter;
-    the chart as tall as the window leaves it (``chart_height``), on a wide window with the summary
-    and the plain words beside it."""
-    storied = n == 0 and bool(story().title)
-    room = chart_height(slide, step, storied, height, width)
-    with st.container(key="present_slide"):
-        from viz.common import markdown_text
-
-        if storied:  # the story's own title, over its first step
-            st.html(f"<p class='present-story'>{html.escape(story().title)}</p>")
-        st.title(markdown_text(step.title or f"Step {n + 1}"), anchor=False)  # a title is text, not Markdown
-        if step.text:
-            st.html(f"<p class='present-note'>{html.escape(step.text)}</p>")
-        if step.question:
-            st.html(f"<p class='present-note'><b>Question:</b> {html.escape(step.question)}</p>")
-        wide = beside(slide, width)
-        main, aside = st.columns([1 - SIDE, SIDE], gap="medium") if wide else (st.container(), st.container())
-        with main:
-            if slide.figure is not None:
-                from viz.deck import for_slide
-
-                fig = for_slide(slide.figure, height=room, width=int(width * (1 - SIDE) if wide else width))
-                st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
-            elif slide.html:
-                with st.container(height=room, border=False):
-                    st.html(slide.html)
-            elif slide.missing:
-                st.warning(slide.missing, icon=":material/info:")
-        with aside:
-            if slide.summary:
-                st.html(f"<ol class='present-summary{' present-aside' if wide else ''}'>"
-                        + "".join(f"<li>{html.escape(s)}</li>" for s in slide.summary) + "</ol>")
-            if slide.plain:
-                with st.container(key="present_plain_aside" if wide else None):
-                    st.markdown(slide.plain)
-        if slide.settings:
-            st.caption(markdown_text(slide.settings))
-        st.html(f"<div class='present-count' role='status'>Step {n + 1} of {total} · ←/→ to step, a number "
-                "and Enter to jump, F full screen, Esc to leave</div>")
 
 
 def slides(steps) -> list[Slide]:

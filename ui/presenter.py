@@ -9,7 +9,8 @@ import streamlit as st
 
 from ui.errors import shared
 from ui.player import private_note
-from ui.present import CSS, _keys, goto, steps as story_steps, story_id
+from ui.present import _keys, goto, steps as story_steps, story_id
+from ui.slide_layout import CSS
 
 
 def presenter(store) -> None:

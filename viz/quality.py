@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import plotly_text, preview
-from .palette import BLACK, BLUE, LIGHT_GREY, ORANGE
+from .palette import BLACK, BLUE, LIGHT_GREY, MID_GREY, ORANGE
 
 OUTLINE = dict(color=BLACK, width=0.5)
 
@@ -56,7 +56,7 @@ def alignment_html(sentences: list[str], drawn: list[tuple[int, float]], model: 
     return "".join(rows)
 
 
-CELL = "padding:.25em .7em;border-bottom:1px solid #ccc;text-align:left"
+CELL = f"padding:.25em .7em;border-bottom:1px solid {MID_GREY};text-align:left"
 
 
 def rouge_html(rows: list[dict], verdict: str) -> str:
