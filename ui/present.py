@@ -196,7 +196,14 @@ def show(pg, examples: dict) -> None:
     slide = slide_cache().peek(key)
     if slide is None:
         gone = st.session_state.get(MISSING)
-        slide = Slide("", "", missing=gone[1]) if gone and gone[0] == key else compute(pg, step.view, examples)
+        if gone and gone[0] == key:
+            slide = Slide("", "", missing=gone[1])
+        else:  # the previous slide stays greyed meanwhile: say what is being computed (once per step and server)
+            from viz.common import markdown_text
+
+            with st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{markdown_text(step.title or 'untitled')}\u201d: its page "
+                            "runs once, then the slide is kept for every showing…", show_time=True):
+                slide = compute(pg, step.view, examples)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
     st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
