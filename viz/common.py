@@ -133,6 +133,12 @@ def weight_map(m: np.ndarray, colorscale: str = "Viridis", scale: str = "sqrt", 
                 colorscale=weight_colorscale(colorscale, scale), colorbar=bar)
 
 
+def bold_html(text: str) -> str:
+    """Escaped text whose Markdown **bold** stays bold (viz.plain's paragraphs, verdicts)."""
+    parts = html.escape(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
 def plotly_text(text):
     """Text (or an array of texts) as Plotly shows it literally: its HTML subset escaped."""
     if isinstance(text, np.ndarray):

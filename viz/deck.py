@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
+from .common import bold_html
 from .palette import MUTED_TEXT, TEXT, WHITE
 
 
@@ -189,12 +190,6 @@ def fit_labels(fig: go.Figure, height: int, width: int) -> None:
                               selector=dict(type="bar", orientation="h"))
 
 
-def _bold(text: str) -> str:
-    """Escaped text whose **bold** stays bold (viz.plain's paragraphs use it)."""
-    parts = html.escape(text).split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-
-
 def deck_html(title: str, slides: list[Slide], printable: bool = False,
               answers: list[tuple[int, str]] = ()) -> str:
     """The story as one standalone HTML file (see the module's docstring). A slide with an answer
@@ -223,7 +218,7 @@ def deck_html(title: str, slides: list[Slide], printable: bool = False,
         if s.summary:
             part.append("<ol class='summary'>" + "".join(f"<li>{html.escape(x)}</li>" for x in s.summary) + "</ol>")
         if s.plain:
-            part.append(f"<p class='plain'>{_bold(s.plain)}</p>")
+            part.append(f"<p class='plain'>{bold_html(s.plain)}</p>")
         if s.settings:
             part.append(f"<p class='settings'>{html.escape(s.settings)}</p>")
         part.append(f"<p class='count'>{i + 1} / {n}</p></section>")

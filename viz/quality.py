@@ -9,7 +9,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import plotly_text, preview
+from .common import bold_html, plotly_text, preview
 from .palette import BLACK, BLUE, LIGHT_GREY, MID_GREY, ORANGE
 
 OUTLINE = dict(color=BLACK, width=0.5)
@@ -65,6 +65,5 @@ def rouge_html(rows: list[dict], verdict: str) -> str:
     head = "".join(f"<th style='{CELL}'>{html.escape(str(k))}</th>" for k in rows[0])
     body = "".join("<tr>" + "".join(f"<td style='{CELL}'>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
                    for r in rows)
-    said = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(html.escape(verdict).split("**")))
     return (f"<table style='border-collapse:collapse;font-size:1.2em;margin:.4em 0'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table><p style='font-size:1.15em'>{said}</p>")
+            f"<tbody>{body}</tbody></table><p style='font-size:1.15em'>{bold_html(verdict)}</p>")
