@@ -161,6 +161,29 @@ def test_present_steps_through_the_story_and_a_lost_document_says_so(summarizer)
     assert show.title[-1].value == "A head" and not show.exception  # back: from the cache
 
 
+def test_presenting_computes_the_next_slides_ahead(summarizer, monkeypatch):
+    """Issue 71: after a restart, the first slide is computed, then every other one out of sight
+    under it, so stepping on runs no page (step 2 waited 22-26 s)."""
+    from ui import resources
+
+    at = summarize(new_app(), SHORT)
+    add(at, "The summary")
+    at.switch_page("pages/bert_attention.py").run()
+    add(at, "A head")
+    at.switch_page("pages/sentence_encoder.py").run()
+    add(at, "Sentences")
+    steps = at.session_state[story.STORY].steps
+    resources.slide_cache.clear()  # a restart
+    show = opened({"story": at.session_state[story.STORY].id, "present": "1"})
+    assert not show.exception and show.title[-1].value == "The summary"
+    assert [resources.slide_cache().peek(present.key_of(s.view)) is not None for s in steps] == [True] * 3
+    monkeypatch.setattr(present, "compute", lambda *a: pytest.fail("a slide computed again"))
+    for n, title in ((1, "A head"), (2, "Sentences"), (0, "The summary")):
+        show.session_state[present.PRESENT] = n
+        show.run()
+        assert not show.exception and show.title[-1].value == title and charts(show)[0].key == f"present_chart_{n}"
+
+
 @pytest.mark.browser
 def test_the_exports_html_and_pdf(summarizer, tmp_path):
     """Make the HTML and PDF: every step computed once; the deck has a slide per step; the PDF a

@@ -36,6 +36,7 @@ EXPORTS = "story_exports"  # the exports made: {"html": str, "pdf": bytes | None
 STORY = "story"  # this session's story (ui.stories.Story: a tour with an id and an owner; ui.story edits it)
 TITLE = "story_title"  # the Story panel's input of its title (ui.story)
 NOTES_KEY = "story_notes_key"  # this session holds the story's key (ui.stories.notes_key): its notes, its presenter
+AHEAD, TRIED = "_story_ahead", "_story_tried"  # the step computed ahead this run; the views tried ahead
 PRESENTER = "_story_presenter"  # this session is the presenter view of the story it opened (?presenter=1)
 
 GONE = ("This step's document is no longer on this server (it keeps the 2,000 documents summarized most "
@@ -109,7 +110,8 @@ def active() -> bool:
 
 def start(n: int = 0, export: bool = False) -> None:
     st.session_state[PRESENT], st.session_state[EXPORT] = n, export
-    st.session_state.pop(APPLIED, None)
+    for k in (APPLIED, AHEAD, TRIED):
+        st.session_state.pop(k, None)
     if not export and linked():  # the presenter view follows from the store
         from ui.stories import start_presenting
 
@@ -120,7 +122,7 @@ def start(n: int = 0, export: bool = False) -> None:
 
 
 def stop() -> None:
-    for k in (PRESENT, EXPORT, APPLIED, MISSING):
+    for k in (PRESENT, EXPORT, APPLIED, MISSING, AHEAD, TRIED):
         st.session_state.pop(k, None)
 
 
@@ -144,8 +146,11 @@ def prepare(store) -> None:
     n = st.session_state[PRESENT] = max(0, min(len(shown) - 1, st.session_state[PRESENT]))
     view = shown[n].view
     key = key_of(view)
+    if slide_cache().peek(key) is not None and not st.session_state.get(EXPORT):
+        return look_ahead(store, shown, n)
     if slide_cache().peek(key) is not None or st.session_state.get(APPLIED) == key:
         return
+    st.session_state.pop(AHEAD, None)  # the shown step first
     st.session_state[APPLIED] = key
     text = shared(arrival.document_of, store, view.doc, default=False)
     if text is False:  # the store is down (its notice says so): tried again on the next run
@@ -156,6 +161,27 @@ def prepare(store) -> None:
         return
     st.session_state.pop(MISSING, None)
     take(view, text)
+
+
+def look_ahead(store, shown, n: int) -> None:
+    """The shown step's slide is cached: take the view of the next step without one (after it, then
+    before it), which ``show`` computes out of sight once the shown slide is drawn, then on to the
+    next; so after the first, no step waits for its page (issue 71). Each step is tried once a
+    presentation (a view without a chart is not kept); a key pressed meanwhile stops the work."""
+    ahead = st.session_state.get(AHEAD)
+    if ahead is not None and 0 <= ahead < len(shown) and st.session_state.get(APPLIED) == key_of(shown[ahead].view):
+        return  # taken: this run, or the one its page switch starts, computes it
+    st.session_state.pop(AHEAD, None)
+    tried = st.session_state.setdefault(TRIED, set())
+    for i in [*range(n + 1, len(shown)), *range(n - 1, -1, -1)]:
+        key = key_of(shown[i].view)
+        if key in tried or slide_cache().peek(key) is not None:
+            continue
+        tried.add(key)
+        text = shared(arrival.document_of, store, shown[i].view.doc, default=False)
+        if text:  # (gone, or the store down: said when that step is shown)
+            st.session_state[AHEAD], st.session_state[APPLIED] = i, key
+            return take(shown[i].view, text)
 
 
 def compute(pg, view, examples: dict) -> Slide:
@@ -206,6 +232,7 @@ def show(pg, examples: dict) -> None:
                 slide = compute(pg, step.view, examples)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
+            st.session_state[AHEAD] = -1  # drawn, the next run starts on the others (``look_ahead``)
     st.session_state.setdefault(MADE, {})[key] = slide  # this session's, for its exports
     if st.session_state.get(EXPORT):
         return export_next(shown)
@@ -217,6 +244,14 @@ def show(pg, examples: dict) -> None:
     follow_store()
     if pressed.key:
         move(pressed.key, len(shown))
+    ahead = st.session_state.pop(AHEAD, None)
+    if ahead == -1:  # the shown slide was computed this run: now the others
+        st.rerun()
+    if ahead is not None and ahead < len(shown) and st.session_state.get(APPLIED) == key_of(shown[ahead].view):
+        made = compute(pg, shown[ahead].view, examples)  # out of sight, under the shown slide
+        if made.figure is not None or made.html:
+            slide_cache().get(key_of(shown[ahead].view), lambda: made)
+        st.rerun()  # on to the next step without a slide
 
 
 def move(name: str, total: int) -> None:
