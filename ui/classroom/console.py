@@ -75,7 +75,7 @@ def trace_of(store, view):
 
 def show(store) -> None:
     """The console, the whole window (the app stops after it: no sidebar, no page)."""
-    from ui.present import CSS
+    from ui.slide_layout import CSS
 
     st.html(CSS)
     with st.container(key="teacher_console"):
