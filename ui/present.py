@@ -83,8 +83,6 @@ export default function(component) {
 _keys = st.components.v2.component("microscope_present_keys", js=_KEYS_JS)
 
 
-
-
 def story():
     """This session's story (ui.stories.Story), or None."""
     return st.session_state.get(STORY)
@@ -227,8 +225,9 @@ def show(pg, examples: dict) -> None:
         else:  # the previous slide stays greyed meanwhile: say what is being computed (once per step and server)
             from viz.common import markdown_text
 
-            with st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{markdown_text(step.title or 'untitled')}\u201d: its page "
-                            "runs once, then the slide is kept for every showing…", show_time=True):
+            named = markdown_text(step.title or "untitled")
+            with st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{named}\u201d: its page runs once, then "
+                            "the slide is kept for every showing…", show_time=True):
                 slide = compute(pg, step.view, examples)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
