@@ -1,9 +1,10 @@
 """Every kind of slide at 1280×720 in Chromium (issue 72): a story of the shipped example's views
 (the scores, the how-good overlap and its ROUGE table, a BERT head, the sentence encoder, masks,
-the Why words and its contrast, the heads' importance), presented and in the offline deck; on each slide the title and the
-step counter are inside the window, no two tick labels or colour-bar labels overlap, and every
-sentence marked ★ (the model's) or ◆ (the oracle's) on an axis is labelled. Screenshots of each
-kind: docs/screenshots/slide_*.png (UPDATE_SCREENSHOTS=1)."""
+the Why words and its contrast, the heads' importance), presented and in the offline deck; on each
+slide the title and the step counter are inside the window, no two tick labels or colour-bar labels
+overlap, and every sentence marked ★ (the model's) or ◆ (the oracle's) on an axis is labelled; the
+PDF prints the Why words whole. Screenshots of each kind: docs/screenshots/slide_*.png
+(UPDATE_SCREENSHOTS=1); the seconds from a key to its slide drawn, printed (benchmarks/README.md)."""
 from __future__ import annotations
 
 import re
@@ -18,7 +19,8 @@ from test_browser_story import OVERLAPS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 W, H = 1280, 720
-# (page, the chart's name in "Chart on the slide" (None: the page's first), the step's title, a note)
+# (page, the chart's name in "Chart on the slide" (None: the page's first), the screenshot's name, the step's
+# title, its note)
 KINDS = [("Summary", None, "scores", "The model's scores", "Three sentences kept."),
          ("Summary", "Each sentence's words in the reference", "how_good_overlap", "Where the reference's words are",
           "Blue: the model's; hatched: the oracle's."),
