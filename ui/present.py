@@ -182,8 +182,9 @@ def look_ahead(store, shown, n: int) -> None:
             return take(shown[i].view, text)
 
 
-def compute(pg, view, examples: dict) -> Slide:
-    """The step's page run out of sight, its figures kept: the first one is the slide's chart."""
+def compute(pg, view, examples: dict, work) -> Slide:
+    """The step's page run out of sight (in the hidden container ``work``), its figures kept: the
+    first one is the slide's chart."""
     from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
     from ui import figures
@@ -193,7 +194,7 @@ def compute(pg, view, examples: dict) -> Slide:
 
     st.session_state[figures.CAPTURE] = []
     try:
-        with st.container(key="present_work"):  # hidden: only its figures are wanted
+        with work:  # hidden: only its figures are wanted
             pg.run()
     except StopException:  # a page that stops early (nothing to show yet)
         pass
@@ -217,6 +218,9 @@ def show(pg, examples: dict) -> None:
     step = shown[n]
     key = key_of(step.view)
     st.html(slide_layout.CSS)
+    # every run lays out the same elements in the same order (a spinner's slot, the hidden page's
+    # container, then the slide), so a run computing ahead redraws the slide in place: no second copy
+    busy, work = st.empty(), st.container(key="present_work")
     slide = slide_cache().peek(key)
     if slide is None:
         gone = st.session_state.get(MISSING)
@@ -226,9 +230,9 @@ def show(pg, examples: dict) -> None:
             from viz.common import markdown_text
 
             named = markdown_text(step.title or "untitled")
-            with st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{named}\u201d: its page runs once, then "
-                            "the slide is kept for every showing…", show_time=True):
-                slide = compute(pg, step.view, examples)
+            with busy.container(), st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{named}\u201d: its page "
+                                               "runs once, then the slide is kept for every showing…", show_time=True):
+                slide = compute(pg, step.view, examples, work)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
             st.session_state[AHEAD] = -1  # drawn, the next run starts on the others (``look_ahead``)
@@ -247,7 +251,7 @@ def show(pg, examples: dict) -> None:
     if ahead == -1:  # the shown slide was computed this run: now the others
         st.rerun()
     if ahead is not None and ahead < len(shown) and st.session_state.get(APPLIED) == key_of(shown[ahead].view):
-        made = compute(pg, shown[ahead].view, examples)  # out of sight, under the shown slide
+        made = compute(pg, shown[ahead].view, examples, work)  # out of sight, under the shown slide
         if made.figure is not None or made.html:
             slide_cache().get(key_of(shown[ahead].view), lambda: made)
         st.rerun()  # on to the next step without a slide
