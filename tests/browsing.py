@@ -50,3 +50,17 @@ def start_class(page) -> str:
     side.get_by_role("button", name="Start a class").click()
     return re.search(r"Class ([A-Z0-9]{6}) ·", side.get_by_text(re.compile(r"Class [A-Z0-9]{6} ·")).first
                      .inner_text(timeout=60_000)).group(1)
+
+
+def story_exports(page, folder: Path) -> tuple[Path, Path]:
+    """The Story panel's Make the HTML and PDF, then both downloads saved in ``folder``: → (deck, PDF)."""
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_role("button", name="Make the HTML and PDF").click()
+    side.get_by_role("button", name="Story as HTML (offline)").wait_for(timeout=300_000)
+    saved = []
+    for name, file in (("Story as HTML (offline)", "story.html"), ("Story as PDF", "story.pdf")):
+        with page.expect_download() as got:
+            side.get_by_role("button", name=name).click()
+        got.value.save_as(folder / file)
+        saved.append(folder / file)
+    return saved[0], saved[1]

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from browsing import ROOT, go_to, idle, open_app
+from browsing import ROOT, go_to, idle, open_app, story_exports
 from test_browser_story import OVERLAPS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -109,16 +109,7 @@ def test_every_kind_of_slide_fits_a_projector(server, browser, shots, tmp_path):
           + f" | slides 2-{len(KINDS)} waited {max(waited[1:]):.1f} s at most")
     page.keyboard.press("Escape")
     side.wait_for(state="visible", timeout=60_000)
-    side.get_by_role("button", name="Make the HTML and PDF").click()
-    side.get_by_role("button", name="Story as HTML (offline)").wait_for(timeout=300_000)
-    with page.expect_download() as got:
-        side.get_by_role("button", name="Story as HTML (offline)").click()
-    deck = tmp_path / "story.html"
-    got.value.save_as(deck)
-    with page.expect_download() as got:
-        side.get_by_role("button", name="Story as PDF").click()
-    pdf = tmp_path / "story.pdf"
-    got.value.save_as(pdf)
+    deck, pdf = story_exports(page, tmp_path)
     view = browser.new_page(viewport={"width": W, "height": H})
     view.goto(deck.as_uri())
     for n, (_, _, name, _, _) in enumerate(KINDS, 1):

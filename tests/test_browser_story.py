@@ -12,7 +12,7 @@ import time
 import pytest
 
 from scripts.accessibility import axe
-from browsing import go_to, idle, open_app
+from browsing import go_to, idle, open_app, story_exports
 
 pytestmark = [pytest.mark.browser]
 STEPS = [("Summary", "The summary", "Three sentences, <b>chosen</b> by score."),
@@ -133,16 +133,7 @@ def test_a_story_of_five_views_presented_by_keyboard_and_exported(app, browser, 
           f"{median([b for b, _ in cost['first']]):,} websocket bytes and {first_cpu:.2f} server CPU-s, cached "
           f"{median([b for b, _ in cost['cached']]):,} bytes and {cached_cpu:.2f} CPU-s | link {link}")
 
-    side.get_by_role("button", name="Make the HTML and PDF").click()
-    side.get_by_role("button", name="Story as HTML (offline)").wait_for(timeout=300_000)
-    with page.expect_download() as got:
-        side.get_by_role("button", name="Story as HTML (offline)").click()
-    deck = tmp_path / "story.html"
-    got.value.save_as(deck)
-    with page.expect_download() as got:
-        side.get_by_role("button", name="Story as PDF").click()
-    pdf = tmp_path / "story.pdf"
-    got.value.save_as(pdf)
+    deck, pdf = story_exports(page, tmp_path)
     page.close()
 
     offline = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)
