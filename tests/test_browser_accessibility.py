@@ -360,6 +360,7 @@ def test_the_shown_head_says_so_and_the_slider_reads_its_sentence_number(server,
     is_pressed = "[...document.querySelectorAll('.updatemenu-button[aria-pressed=\"true\"]')].some(b => b.getAttribute('aria-label') === %r)"
     page.wait_for_function(is_pressed % "Show head 2", timeout=10_000)
     assert pressed() == ["Show layer 1", "Show head 2"]
+    wait_title(page, "layer 1, head 2:")  # its exact map, from the server: the buttons are redrawn then
     # the layer row by keyboard: layer 2 of head 2, then its exact map; the focus stays on the button
     page.locator('.updatemenu-button[aria-label="Show layer 1"]').first.focus()
     page.keyboard.press("ArrowRight")

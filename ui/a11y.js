@@ -19,9 +19,13 @@ export default function(component) {
   const now = () => Date.now();
   if (!window.__microscopeWatch) {
     window.__microscopeWatch = true;
-    // the wish to keep a head button focused across redraws ends when the user goes elsewhere
+    // the button to keep focused across redraws is the one last focused (the layer row after a
+    // head: a head's exact map arriving then must not pull the focus back); elsewhere, none
     document.addEventListener('focusin', (e) => {
-      if (!e.target.classList || !e.target.classList.contains('updatemenu-button')) window.__microscopeFocus = null;
+      const menu = e.target.classList && e.target.classList.contains('updatemenu-button');
+      const label = menu && e.target.getAttribute('aria-label');
+      if (!menu) window.__microscopeFocus = null;
+      else if (label) window.__microscopeFocus = {label};
     });
     document.addEventListener('pointerdown', () => { window.__microscopeFocus = null; });
     // where the focus should land when what had it goes away: remembered at the press
