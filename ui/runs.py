@@ -5,6 +5,7 @@ keys that belong to one result (``widget_key``)."""
 from __future__ import annotations
 
 import hashlib
+import threading
 import weakref
 
 import numpy as np
@@ -130,6 +131,36 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
 
 
 _TRACE_KEYS: dict[int, tuple] = {}  # id(Trace) → its cache key, for the figure cache
+_AHEAD: dict[tuple, None] = {}  # the Summarizes started ahead (ordered: the oldest forgotten first)
+_AHEAD_LOCK = threading.Lock()
+
+
+def ahead(inputs: dict) -> bool:
+    """Start the Summarize of ``inputs`` (the sidebar's document and settings) in a background
+    thread before its click (issue 71): a pasted or picked document, a changed k. The click then
+    finds the Trace in the shared cache, or waits for this run (ui.cache computes a key once) instead
+    of starting it: BERT at 470 tokens was half of the 0.9 s from the click to the first heatmap's
+    message (benchmarks/README.md). Once per document and settings; → whether a thread started.
+    A document the model refuses (empty, too long) is said by its click, not here."""
+    if not inputs["text"].strip():
+        return False
+    key = result_key("trace", {**inputs, "mask_heads": ()}, 0)
+    with _AHEAD_LOCK:
+        if key in _AHEAD or trace_cache().peek(key) is not None:
+            return False
+        _AHEAD[key] = None
+        while len(_AHEAD) > 256:
+            _AHEAD.pop(next(iter(_AHEAD)))
+
+    def run():
+        try:
+            run_trace(**inputs)
+        except Exception:  # noqa: BLE001  (its click computes it again and says what went wrong)
+            with _AHEAD_LOCK:
+                _AHEAD.pop(key, None)
+
+    threading.Thread(target=run, name="summarize-ahead", daemon=True).start()
+    return True
 
 
 def trace_key(trace) -> tuple | None:
