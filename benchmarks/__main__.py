@@ -47,9 +47,12 @@ from benchmarks import (browser, corpus, explain, figures, heads, long_document,
                         student_steps, what_if)
 from benchmarks.common import RESULTS, ROOT, bert_base_fixture
 
-TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6), "click_to_first_heatmap_s": ("<=", 1.0),
-           "head_switch_s": ("<=", 0.15), "layer_button_s": ("<=", 0.3), "throttled_first_heatmap_s": ("<=", 2.0),
+TARGETS = {"capture_ratio": ("<=", 1.3), "bert_page_ws_bytes": ("<=", 1.5e6),
+           # issue 71: Summarize → the first heatmap in 0.5 s, any layer, head or view switch in 0.3 s
+           "click_to_first_heatmap_s": ("<=", 0.5), "head_switch_s": ("<=", 0.3), "layer_button_s": ("<=", 0.3),
+           "layer_switch_s": ("<=", 0.3), "all_layers_heads_s": ("<=", 0.3), "throttled_first_heatmap_s": ("<=", 2.0),
            "workshop_cpu_s_per_student": ("<=", 0.3), "workshop_2_processes_cpu_s_per_student": ("<=", 0.3),
+           "workshop_p95_max_s": ("<=", 3.0),  # six students (--quick) on one process: every step's p95
            "workshop_failures": ("<=", 0),
            "workshop_2_processes_p95_ratio": ("<", 1.0),
            "payload_ratio_vs_bertviz": (">=", 10.0), "rss_mb": ("<=", 1536.0),
@@ -123,6 +126,8 @@ def run(quick: bool) -> dict:
         "workshop_2_processes_cpu_s_per_student": round(w2["server_cpu_s_per_student"]
                                                         + (w2.get("proxy_cpu_s_per_student") or 0), 3),
         "workshop_p95_s": {k: v.get("p95") for k, v in w1["steps"].items()},
+        "workshop_p95_max_s": max((v.get("p95") or 0) for v in w1["steps"].values()),
+        "first_heatmap_split": b["first_heatmap_split"],
         "workshop_2_processes_p95_s": {k: v.get("p95") for k, v in w2["steps"].items()},
         "workshop_2_processes_p95_ratio": round(p95(w2) / p95(w1), 3),
         "all_layers_heads_s": b["median"].get("all_layers_heads_s"),
@@ -215,8 +220,12 @@ def main(argv=None) -> dict:
     else:
         result = run(args.quick)
         print()
+        print(f"{'figure':40} {'measured':>10}  target")
         for k, (op, v) in TARGETS.items():
-            print(f"{k:28} {result[k]!s:>10}  target {op} {v}  {'met' if result['targets_met'][k] else 'MISSED'}")
+            print(f"{k:40} {result[k]!s:>10}  {op} {v:<8g} {'met' if result['targets_met'][k] else 'MISSED'}")
+        split = result["first_heatmap_split"]
+        print(f"first heatmap: the chart's message at {split['server_s']} s (server CPU {split['server_cpu_s']} s), "
+              f"then {split['browser_s']} s in the browser")
     return result
 
 

@@ -18,6 +18,8 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 - layer switch: pick layer 3 in the Layer selector until "layer 3" is drawn (a new figure; over
   the emulated link below: layer 2);
 - all layers × heads: click that view until its 72 small heatmaps are drawn;
+- the split of each: "chart in at" (the largest websocket frame, the chart, arrived: the server's
+  run, its figure and the transfer) and "then drawn in" (the browser: decoding, Plotly, layout, paint);
 - websocket bytes received by the page during each of those (Playwright ``framereceived``), and
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
 - the same click → first heatmap and layer switch over an emulated 20 Mbit/s down, 5 Mbit/s up,
@@ -158,6 +160,7 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
         s, srv = timed(page, counter, action, title, timeout_s)
         wait_idle(page)
         out.update({f"{name}_s": round(s, 3), f"{name}_chart_received_s": None if srv is None else round(srv, 3),
+                    f"{name}_in_browser_s": None if srv is None else round(s - srv, 3),
                     f"{name}_ws_bytes": counter.n, f"{name}_wire_bytes": counter.wire,
                     f"{name}_server_cpu_s": round(cpu_seconds(pid) - cpu, 3)})
 
@@ -274,11 +277,15 @@ def main(argv=None) -> dict:
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
               "click_to_first_heatmap_s": med.get("click_to_first_heatmap_s"),
               "head_switch_s": med.get("head_switch_s"), "layer_button_s": med.get("layer_button_s"),
+              # where the first heatmap's time goes: the server's run until the chart's message, then the browser
+              "first_heatmap_split": {"server_s": med.get("click_to_first_heatmap_chart_received_s"),
+                                      "browser_s": med.get("click_to_first_heatmap_in_browser_s"),
+                                      "server_cpu_s": med.get("click_to_first_heatmap_server_cpu_s")},
               "bert_page_ws_bytes": (int(med["click_to_first_heatmap_ws_bytes"])
                                      if med.get("click_to_first_heatmap_ws_bytes") else None)}
     print(f"\n{tokens}-token document, median of {args.runs} fresh sessions (Chromium headless, server on 127.0.0.1)")
-    print(f"{'step':40} {'seconds':>8} {'chart in at s':>13} {'ws KB received':>15} {'deflated KB':>11} "
-          f"{'server CPU s':>12}")
+    print(f"{'step':40} {'seconds':>8} {'chart in at s':>13} {'then drawn in s':>15} {'ws KB received':>15} "
+          f"{'deflated KB':>11} {'server CPU s':>12}")
     rows = [("click Summarize -> first heatmap", "click_to_first_heatmap", med),
             ("head 1 -> 2 (button: preview)", "head_switch", med),
             ("head 1 -> 2 (exact, from the server)", "head_exact", med),
@@ -291,6 +298,7 @@ def main(argv=None) -> dict:
             ("20 Mbit/s: layer 1 -> 2", "layer_switch", slow_med)]
     for name, k, m in rows:
         print(f"{name:40} {m.get(k + '_s')!s:>8} {m.get(k + '_chart_received_s')!s:>13} "
+              f"{m.get(k + '_in_browser_s')!s:>15} "
               f"{(m.get(k + '_ws_bytes') or 0) / 1024:>15.1f} {(m.get(k + '_wire_bytes') or 0) / 1024:>11.1f} "
               f"{m.get(k + '_server_cpu_s')!s:>12}")
     for k, v in rss.items():
