@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 from plotly.subplots import make_subplots
 
 from .common import CLIP, WEIGHT_HOVER, level_colorbar, pool, quantize, sentence_label, token_labels, weight_map
@@ -88,18 +89,21 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
         """Block means of ``m``, coloured like its exact map would be (the same clip value)."""
         vmax = float(np.percentile(m, CLIP)) if scale != "linear" else float(m.max())
         z, vmax = quantize(block_means(m, k), vmax=vmax, scale=scale)
-        return go.Heatmap(x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=colorscale,
-                          visible=False, colorbar=level_colorbar(vmax, what.split()[-1], scale=scale,
-                                                                   clipped=bool(m.max() > vmax)),
-                          hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
-                                        "the exact weights are on their way<extra></extra>")
+        return dict(type="heatmap", x=labels[::k], y=labels[::k], z=z, zmin=0, zmax=255, colorscale=named,
+                    visible=False, colorbar=level_colorbar(vmax, what.split()[-1], scale=scale,
+                                                           clipped=bool(m.max() > vmax)),
+                    hovertemplate=f"query %{{y}}<br>key %{{x}}<br>preview: blocks of {k} × {k} tokens, "
+                                  "the exact weights are on their way<extra></extra>")
 
+    # Traces as plain dicts and the figure unvalidated: validating 18 maps' arrays and settings was
+    # half of the figure's build (0.17 → 0.09 s at 470 tokens; the JSON is the same: issue 71)
+    named = get_colorscale(colorscale)  # what validation made of a scale's name
     traces, titles = {}, {}
     for h, m in zip(heads, maps):
         exact = h == head or k == 1
-        traces[h] = (go.Heatmap(x=labels, y=labels, hovertemplate=hover, visible=h == head,
-                                **weight_map(m, colorscale, scale, what.split()[-1])) if exact else preview(m))
-        traces[h].name = name(h)
+        traces[h] = (dict(type="heatmap", x=labels, y=labels, hovertemplate=hover, visible=h == head,
+                          **weight_map(m, colorscale, scale, what.split()[-1])) if exact else preview(m))
+        traces[h]["name"] = name(h)
         titles[h] = f"BERT layer {layer + 1}, {name(h)}{shown}{'' if exact else ' (preview)'}: {n} × {n} tokens"
     # The shown (exact) map first: Plotly orders a category axis by first appearance, and a
     # preview names only every k-th token (an explicit categoryarray made each switch ~1.5x slower).
@@ -112,9 +116,9 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
         m = trace.bert_attention[l]
         m = (m.mean(0, dtype=np.float32) if head is None else m[head])[index][:, index].astype(np.float32, copy=False)
         data.append(preview(m, kl))
-        data[-1].name = f"layer {l + 1}, {name(head)}"
+        data[-1]["name"] = f"layer {l + 1}, {name(head)}"
         layer_titles[l] = f"BERT layer {l + 1}, {name(head)}{shown} (preview): {n} × {n} tokens"
-    fig = go.Figure(data)
+    fig = go.Figure(data, _validate=False)
     rows = head_rows(heads)
     lrows = head_rows(list(range(len(trace.bert_attention)))) if layers else []
     menus = (layer_menus(lrows, layer, head, rows, others, len(data), layer_titles)
@@ -127,8 +131,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     # title in the middle of the top margin, where the buttons are)
     fig.update_layout(title=dict(text=titles[head], y=1, yref="container", yanchor="top", pad=dict(t=10)),
                       height=height, margin=dict(l=130, r=10, t=60 + 32 * len(menus), b=130),
-                      shapes=_sentence_lines(trace, index), meta=dict(relay=relayed) if relayed else None,
-                      updatemenus=menus,
+                      shapes=_sentence_lines(trace, index), updatemenus=menus,
+                      **({"meta": dict(relay=relayed)} if relayed else {}),  # (unvalidated: no None kept)
                       annotations=[dict(text=label, x=0, xanchor="right", y=menus[first]["y"], yanchor="bottom",
                                         xref="paper", yref="paper", showarrow=False, yshift=8)
                                    for label, first in (("layer", 0), ("head", len(lrows)))[0 if layers else 1:]])
