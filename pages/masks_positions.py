@@ -8,7 +8,7 @@ from ui import state, view
 from ui.figures import figure, plot, shared_figure
 from ui.resources import get_model
 from ui.runs import cached, result_key, sha
-from ui.widgets import example_text, examples, need_trace, window_caption
+from ui.widgets import BATCHED, batch_others, example_text, need_trace, window_caption
 from viz import masks as M
 
 trace = need_trace()
@@ -22,8 +22,8 @@ st.markdown(
     "BertSum trains on **batches**: several documents side by side, the shorter ones **padded** to the "
     "longest. Masks tell attention which positions are real. Here this document's first 512-token window "
     "is batched with other documents, exactly as in training (PreSumm's `Batch`).")
-others = {name: path for name, path in examples().items() if example_text(path) != params["text"]}
-asked_for = st.session_state.setdefault("batch_docs", list(others)[:2])
+others = batch_others(params["text"])
+asked_for = st.session_state.setdefault("batch_docs", list(others)[:BATCHED])
 if any(n not in others for n in asked_for) or len(asked_for) > 3:
     st.warning("This view batches documents this server does not have (or more than 3): batching "
                + (", ".join(n for n in asked_for if n in others)[:200] or "none of them") + ".")

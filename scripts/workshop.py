@@ -61,6 +61,20 @@ async def idle(page, timeout_s: float) -> None:
     await page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)
 
 
+async def busy_for(page, t0: float, timeout_s: float, quiet_s: float = 0.4) -> float:
+    """Seconds from ``t0`` until the page was idle for good: the last moment its script ran
+    (Streamlit's ``data-test-script-state``; then ``quiet_s`` without a run, and at least 1 s after
+    ``t0`` for the first run to start)."""
+    last, seen, deadline = t0, False, time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        if await page.query_selector('[data-test-script-state="running"]') is not None:
+            last, seen = time.perf_counter(), True
+        elif time.perf_counter() - last >= quiet_s and (seen or time.perf_counter() - t0 >= 1.0):
+            break
+        await asyncio.sleep(0.05)
+    return last - t0
+
+
 async def student(browser, url: str, n: int, text: str | None, timeout_s: float, throttle: bool) -> dict:
     """One student's flow: seconds per step, or the step that failed and why."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -290,6 +304,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         per_step = {kind: {} for kind in kinds}
         noticed = {kind: [] for kind in kinds}
         parts, cpu_steps, browser_cpu = [], [], []  # click → version file; server CPU; the rest of the machine's
+        teacher_busy = []  # the teacher's page: Next → idle again
         first = max(published, default=0)
 
         async def shows(student, n, t0, v0):
@@ -312,6 +327,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             v0 = max(published, default=0)
             t0 = time.perf_counter()
             await teacher.get_by_test_id("stMain").get_by_role("button", name="Next", exact=True).click()
+            busy = asyncio.create_task(busy_for(teacher, t0, timeout_s))  # the teacher's own page (issue 71)
             for kind, group in kinds.items():
                 got = await asyncio.gather(*(shows(s, n, t0, v0) for s in group))
                 shown[kind] += [g[0] for g in got if g is not None]
@@ -319,6 +335,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
                 noticed[kind] += [g[1] for g in got if g is not None and g[1] is not None]
                 failures += sum(g is None for g in got)
             parts += [t - t0 for v, t in published.items() if v > v0][:1]
+            teacher_busy.append(await busy)
             cpu1 = cpu(pids)
             cpu_steps.append((cpu1 - cpu0) / max(len(joined), 1))
             other = machine_cpu_seconds() - cpu1 - cpu(proxy_pids) - other0
@@ -337,6 +354,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             "bare_joined": len(kinds["bare"]), "processes": len(pids), "browsers_nice": nice,
             "steps": {kind: stats(xs) for kind, xs in shown.items()}, "per_step": per_step,
             "noticed": {kind: stats(xs) for kind, xs in noticed.items()}, "published": stats(parts),
+            "teacher_busy_after_next": stats(teacher_busy), "teacher_busy_per_step": [round(x, 2) for x in teacher_busy],
             "failures": failures, "versions_per_step": round(versions, 2),
             "server_cpu_s_per_student_per_step": round(statistics.mean(cpu_steps), 3) if pids else None,
             "browser_cpu_s_per_browser_student_per_step": round(statistics.mean(browser_cpu), 3),
@@ -394,6 +412,9 @@ def report_follow(r: dict) -> None:
         for what, s in (("shows the step", r["steps"][kind]), ("read the new version", r["noticed"][kind])):
             if s["n"]:
                 print(f"{kind:9} {s['n']:>4} {s['p50']:>7} {s['p95']:>7} {s['max']:>7}   {what}")
+    s = r["teacher_busy_after_next"]
+    print(f"{'(teacher)':9} {s['n']:>4} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}"
+          "   the teacher's own page is idle again")
     s = r["published"]
     print(f"{'(server)':9} {s['n']:>4} {s.get('p50', '-')!s:>7} {s.get('p95', '-')!s:>7} {s.get('max', '-')!s:>7}"
           f"   the class's version file changed (it moved {r['versions_per_step']} times a step)")

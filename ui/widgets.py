@@ -23,6 +23,15 @@ def example_text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def batch_others(text: str) -> dict[str, Path]:
+    """The examples the Masks & positions page may batch with ``text`` (every one but itself); it
+    batches the first ``BATCHED`` unless a view names others (a lesson's warm-up batches the same)."""
+    return {name: path for name, path in examples().items() if example_text(path) != text}
+
+
+BATCHED = 2
+
+
 def examples() -> dict[str, Path]:
     """Shipped example documents: name (first line) → file."""
     from viz.common import length_label

@@ -20,6 +20,8 @@ def results_for(page: str, view: dict) -> tuple[str, ...]:
     """What a step's page computes from the model beyond the Trace (its view's pickers decide)."""
     if page == "why":
         return ("explanation",)
+    if page == "masks_positions":  # its padded batch of this document and two others (3 forwards)
+        return ("batch",)
     if page == "heads":
         return ("stats",) + (("gradient",) if value(view, "heads_view") != "What fine-tuning changed" else ())
     if (page == "bert_attention" and value(view, "bert_show") != "attention"
@@ -56,6 +58,16 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
             elif what == "gradient" and len(trace.windows) <= 4:  # a long document's: only when asked (ui.runs.asked)
                 cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))),
                        model_run=True)
+            elif what == "batch":
+                from ui.runs import sha
+                from ui.widgets import BATCHED, batch_others, example_text
+
+                others = batch_others(text)
+                names = [n for n in step.view.pickers.get("batch_docs", list(others)[:BATCHED]) if n in others][:3]
+                batch = [text] + [example_text(others[n]) for n in names]
+                layer = step.view.pickers.get("batch_layer", 0)  # (the page's picker starts at its first layer)
+                cached("batch", params, lambda: model.batch_trace(batch, layer), layer,
+                       tuple(sha(t) for t in batch[1:]), model_run=True)
             elif what == "mixing":
                 from analysis.mixing import mixing
 
