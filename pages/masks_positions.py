@@ -7,8 +7,8 @@ import streamlit as st
 from ui import state, view
 from ui.figures import figure, plot, shared_figure
 from ui.resources import get_model
-from ui.runs import cached, result_key, sha
-from ui.widgets import BATCHED, batch_others, example_text, need_trace, window_caption
+from ui.runs import batch_key, result_key, run_batch
+from ui.widgets import BATCHED, batch_others, batch_texts, need_trace, window_caption
 from viz import masks as M
 
 trace = need_trace()
@@ -30,7 +30,7 @@ if any(n not in others for n in asked_for) or len(asked_for) > 3:
     st.session_state["batch_docs"] = [n for n in asked_for if n in others][:3]
 chosen = st.multiselect("Documents batched with this one", list(others), key=state.keep("batch_docs"),
                         max_selections=3)
-texts = [params["text"]] + [example_text(others[n]) for n in chosen if n in others]
+texts = batch_texts(params["text"], chosen)
 model = get_model(params["weights"], params["device"])
 n_layers, n_heads = model.size()[:2]
 c = st.columns(3)
@@ -42,8 +42,8 @@ layer = c[0].selectbox("BERT layer", range(n_layers), format_func=lambda i: f"{i
                        key=state.keep("batch_layer"))
 
 
-batch_of = (layer, tuple(sha(t) for t in texts[1:]))  # besides the document and its settings
-batch = cached("batch", params, lambda: model.batch_trace(texts, layer), *batch_of, model_run=True)
+batch_of = batch_key(texts, layer)  # besides the document and its settings
+batch = run_batch(params, texts, layer)
 lengths = batch.attention_mask.sum(1)
 st.caption(f"{len(texts)} documents: " + ", ".join(f"document {b + 1} {n} tokens" for b, n in enumerate(lengths))
            + f"; padded to {batch.attention_mask.shape[1]} tokens and {batch.cls_mask.shape[1]} sentences.")

@@ -112,6 +112,13 @@ def seconds_per_window(model) -> float:
     return 0.3 * sum(p.numel() for p in model.model.bert.parameters()) / 22e6
 
 
+def _cache_key(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
+               mask_heads: tuple = ()) -> tuple:
+    """The trace cache's key of ``run_trace``'s arguments (``ahead`` asks for the same one)."""
+    return result_key("trace", dict(text=text, k=k, block_trigram=block_trigram, weights=weights, device=device,
+                                    mask_heads=mask_heads), window)
+
+
 def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str, window: int = 0,
               mask_heads: tuple = ()):
     """The Trace of a document and settings, from the shared cache or computed once. BERT's
@@ -121,8 +128,7 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
             return get_model(weights, device).trace(text, k=k, block_trigram=block_trigram, window=window,
                                                     mask_heads=mask_heads)
 
-    key = result_key("trace", dict(text=text, k=k, block_trigram=block_trigram, weights=weights, device=device,
-                                   mask_heads=mask_heads), window)
+    key = _cache_key(text, k, block_trigram, weights, device, window, mask_heads)
     trace = trace_cache().get(key, while_wanted(compute))
     if id(trace) not in _TRACE_KEYS:  # forgotten when the Trace is freed, before its id can be reused
         _TRACE_KEYS[id(trace)] = key
@@ -144,7 +150,7 @@ def ahead(inputs: dict) -> bool:
     A document the model refuses (empty, too long) is said by its click, not here."""
     if not inputs["text"].strip():
         return False
-    key = result_key("trace", {**inputs, "mask_heads": ()}, 0)
+    key = _cache_key(**inputs)
     with _AHEAD_LOCK:
         if key in _AHEAD or trace_cache().peek(key) is not None:
             return False
@@ -175,6 +181,20 @@ def head_stats(params: dict, trace) -> dict:
     from analysis import heads as AH
 
     return cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+
+
+def batch_key(texts: list[str], layer: int) -> tuple:
+    """What a padded batch depends on besides the document and its settings: the BERT layer whose
+    attention it records and the other documents (their SHA-256)."""
+    return layer, tuple(sha(t) for t in texts[1:])
+
+
+def run_batch(params: dict, texts: list[str], layer: int):
+    """BertSum's padded batch of ``texts`` (the document first: ``Summarizer.batch_trace``), in the
+    server-wide result cache under ``params`` and ``batch_key``: the Masks & positions page and a
+    lesson's warm-up read and write the one entry."""
+    model = get_model(params["weights"], params["device"])
+    return cached("batch", params, lambda: model.batch_trace(texts, layer), *batch_key(texts, layer), model_run=True)
 
 
 def run_mixing(trace):

@@ -24,12 +24,19 @@ def example_text(path: Path) -> str:
 
 
 def batch_others(text: str) -> dict[str, Path]:
-    """The examples the Masks & positions page may batch with ``text`` (every one but itself); it
-    batches the first ``BATCHED`` unless a view names others (a lesson's warm-up batches the same)."""
+    """The examples the Masks & positions page may batch with ``text`` (every one but itself)."""
     return {name: path for name, path in examples().items() if example_text(path) != text}
 
 
-BATCHED = 2
+BATCHED = 2  # the examples batched with a document unless a view names others
+
+
+def batch_texts(text: str, names: list[str] | None = None) -> list[str]:
+    """``text`` and the examples batched with it: ``names`` (those this server has, at most 3), by
+    default the first ``BATCHED`` (the page and a lesson's warm-up batch the same)."""
+    others = batch_others(text)
+    names = list(others)[:BATCHED] if names is None else [n for n in names if n in others][:3]
+    return [text] + [example_text(others[n]) for n in names]
 
 
 def examples() -> dict[str, Path]:

@@ -59,15 +59,12 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
                 cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(model, text, k, block))),
                        model_run=True)
             elif what == "batch":
-                from ui.runs import sha
-                from ui.widgets import BATCHED, batch_others, example_text
+                from ui.runs import run_batch
+                from ui.widgets import batch_texts
 
-                others = batch_others(text)
-                names = [n for n in step.view.pickers.get("batch_docs", list(others)[:BATCHED]) if n in others][:3]
-                batch = [text] + [example_text(others[n]) for n in names]
-                layer = step.view.pickers.get("batch_layer", 0)  # (the page's picker starts at its first layer)
-                cached("batch", params, lambda: model.batch_trace(batch, layer), layer,
-                       tuple(sha(t) for t in batch[1:]), model_run=True)
+                # (the page's layer picker starts at its first layer)
+                run_batch(params, batch_texts(text, step.view.pickers.get("batch_docs")),
+                          step.view.pickers.get("batch_layer", 0))
             elif what == "mixing":
                 from analysis.mixing import mixing
 
