@@ -29,7 +29,7 @@ from ui.intake import intake  # noqa: E402
 from ui.legacy import start_session  # noqa: E402
 from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
 from ui.resources import document_store, get_model  # noqa: E402
-from ui.runs import ahead, current_trace, run_trace  # noqa: E402
+from ui.runs import ahead, current_trace, progress, run_trace  # noqa: E402
 from ui.widgets import (MAX_REFERENCE_CHARS, REFERENCE, REFERENCE_OF, example_text, examples, load_reference_upload,  # noqa: E402
                         load_upload, result_caption, set_document)
 
@@ -175,7 +175,7 @@ if not (clicked or presenting or state.params() == inputs):
     ahead(inputs)  # computed before the click (ui.runs.ahead): the click then draws
 if clicked or state.take_summarize_request():
     try:
-        with state.running(), st.spinner("Running BERT and the sentence encoder…"):
+        with state.running(), progress("Running BERT and the sentence encoder"):
             run_trace(**inputs)
         state.set_result(inputs)
         link.save_document(inputs["text"])

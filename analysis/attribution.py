@@ -291,9 +291,11 @@ def attribute(summarizer: Summarizer, text: str, i: int, j: int | None = None, m
 # ------------------------------------------------------------------ faithfulness
 
 def curves(summarizer: Summarizer, text: str, i: int, rankings: dict[str, np.ndarray], fractions=FRACTIONS,
-           orders: int = ORDERS, seed: int = 0, mask_heads=()) -> dict:
+           orders: int = ORDERS, seed: int = 0, mask_heads=(),
+           progress: Callable[[int, int], None] | None = None) -> dict:
     """Deletion and insertion curves of sentence ``i``'s score for each method's word weights
-    (``rankings``: name → [W]), and for ``orders`` seeded random orders (the floor). JSON-ready:
+    (``rankings``: name → [W]), and for ``orders`` seeded random orders (the floor); ``progress(done,
+    total)`` after each batch of masked copies scored. JSON-ready:
     ``score``, ``masked`` (every fed word at [MASK]), ``fractions``, per method ``deletion`` and
     ``insertion`` [F] and their ``aopc_deletion`` / ``aopc_insertion``."""
     p = prepare(summarizer, text, i, None, mask_heads)
@@ -312,7 +314,7 @@ def curves(summarizer: Summarizer, text: str, i: int, rankings: dict[str, np.nda
             masks += [top, (w.token_word >= 0) & ~top]  # deleted: the top words; inserted: all but them
             keys += [(m, f, "deletion"), (m, f, "insertion")]
     masks.append(w.token_word >= 0)  # every word masked: F(x')
-    F = np.concatenate(list(_scored(p, masks, base)))
+    F = np.concatenate(list(_scored(p, masks, base, progress)))
     score, masked = float(p.scores[p.parts[0]]), float(F[-1])
     got = dict(zip(keys, F[:-1]))
     out = {"score": score, "masked": masked, "fractions": list(fractions), "words": int(len(fed)), "methods": {}}

@@ -163,6 +163,18 @@ def apply_edits(text: str, edits, summarizer: Summarizer) -> str:
     return "".join(out)
 
 
+def edited(text: str, edits, summarizer: Summarizer) -> tuple[str, str | None]:
+    """Document B as far as ``edits`` apply: ``text`` with the edits before the first that does not
+    apply, and that one's one-line reason (None: all applied). The What if page and a lesson's
+    warm-up (ui.classroom.warm) make B this one way, so both ask for the same comparison."""
+    for n, e in enumerate(edits):
+        try:
+            text = apply_edits(text, [e], summarizer)
+        except ValueError as err:
+            return text, f"edit {n + 1} of {len(edits)}: {err}"
+    return text, None
+
+
 _MASKING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # summarizer → its masking tokenizer
 
 

@@ -5,6 +5,7 @@ of the change, 1 = all of it. Components are named by their hook points' parts (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -190,7 +191,8 @@ def _head_blocks(heads: int, d: int, device) -> torch.Tensor:
 
 @torch.inference_mode()
 def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_heads: bool = True,
-          alignment: tuple[Aligned, ...] | None = None) -> Patching:
+          alignment: tuple[Aligned, ...] | None = None,
+          progress: Callable[[int, int], None] | None = None) -> Patching:
     """Activation patching (Vig et al. 2020; Meng et al. 2022) of A's sentence ``sentence``
     (0-based; it must be in B unchanged, and fed whole to BERT in both): B is run again with one
     component taken from A's run, and each ``PatchRow`` gives the sentence's score and the
@@ -210,7 +212,8 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     runs once, on those rows (``BertLayer``'s ``rows``), a pre-hook on ``attention.output.dense``
     turning the context vectors into H copies (head h from A in copy h); the layers above run on
     the whole window, a few copies per batch (``CHUNK_BYTES``). Every variant then goes through
-    the sentence encoder as one batch. ``bert_heads=False`` skips the heads."""
+    the sentence encoder as one batch. ``bert_heads=False`` skips the heads. ``progress(done, total)``
+    after each BERT layer patched (its output, then its heads)."""
     s = masking(summarizer)
     enc_a, enc_b = encode(summarizer, text_a), encode(summarizer, text_b)
     if not 0 <= sentence < len(enc_a.sentences):
@@ -229,11 +232,13 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
     labels: list[tuple[str, int | None, int | None]] = []
 
     # BERT: the window's new sentence vectors per variant
-    window_vecs = []
+    window_vecs, steps = [], L + 1 + (L if bert_heads else 0)
     for l in range(L + 1):  # hidden state l: the embeddings (0), else the output of layer l - 1
         x = B.hidden[l:l + 1].clone()  # [1, T, D]
         x[:, rb] = A.hidden[l, ra]
         window_vecs.append(_pool(s, model.bert_layers(x, mask, start=l) if l < L else x, B.inputs))
+        if progress:
+            progress(l + 1, steps)
     labels += [("bert.embed", None, None)] + [("bert.resid_post", l, None) for l in range(L)]
     if bert_heads:
         heads = _head_blocks(H, D, s.device)[:, None]  # [H, 1, D]
@@ -249,6 +254,8 @@ def patch(summarizer: Summarizer, text_a: str, text_b: str, sentence: int, bert_
                 y[:, rb] = rows[c:c + chunk]
                 window_vecs.append(_pool(s, model.bert_layers(y, mask, start=l + 1) if l + 1 < L else y, B.inputs))
             labels += [("bert.attn.z", l, h) for h in range(H)]
+            if progress:
+                progress(L + 2 + l, steps)
     window_vecs = torch.cat(window_vecs)  # [N_bert, S_w, D]
     first = int(enc_b.window_parts()[B.window])
     n_bert = len(window_vecs)

@@ -1,7 +1,8 @@
-"""Work its caller gave up: a long run stops at the next BERT window once its caller says so (the
-app: the browser session that asked for it went away; a hung-up client no longer leaves seconds of
-CPU behind). Plain Python and per thread, as ``model.hooks``: one cached model serves every
-session's thread, and each thread says for itself when its work is wanted no more."""
+"""Work its caller gave up or watches: a long run stops at the next BERT window once its caller says
+so (the app: the browser session that asked for it went away; a hung-up client no longer leaves
+seconds of CPU behind), and says each window it starts to a caller who shows progress (the app's
+progress bars). Plain Python and per thread, as ``model.hooks``: one cached model serves every
+session's thread, and each thread says for itself when its work is wanted no more, and who watches it."""
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,24 @@ def unless(gone: Callable[[], bool]):
         _local.gone = before
 
 
-def checkpoint() -> None:
-    """Between two windows' work: stop here if this thread's caller has gone."""
+@contextmanager
+def watched(window: Callable[[int, int], None]):
+    """Within the block, this thread's runs call ``window(w, n)`` as they start the w-th (0-based)
+    of a document's n BERT windows."""
+    before = getattr(_local, "window", None)
+    _local.window = window
+    try:
+        yield
+    finally:
+        _local.window = before
+
+
+def checkpoint(w: int = 0, n: int = 0) -> None:
+    """Between two windows' work, before window ``w`` of ``n``: stop here if this thread's caller
+    has gone, else say which window starts to whoever watches (n = 0: a step that is not a window)."""
     gone = getattr(_local, "gone", None)
     if gone is not None and gone():
         raise Cancelled("the caller gave this run up")
+    window = getattr(_local, "window", None)
+    if window is not None and n:
+        window(w, n)

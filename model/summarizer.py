@@ -7,6 +7,7 @@ for the duration of the call; each hook records only the thread that attached it
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -285,8 +286,9 @@ class Summarizer:
 
     def window_inputs(self, enc: Encoded, a: int, b: int) -> dict[str, torch.Tensor]:
         """Model inputs of the tokens [a, b) (one window), batch of 1. Every analysis asks for each
-        window's inputs before its work on it: where a run its caller gave up stops (model.cancel)."""
-        checkpoint()
+        window's inputs before its work on it: where a run its caller gave up stops, and where it says
+        which window starts to whoever watches (model.cancel)."""
+        checkpoint(bisect.bisect_right(enc.window_starts, a) - 1, len(enc.window_starts))
         t = lambda xs: torch.tensor([xs], dtype=torch.long, device=self.device)  # noqa: E731  [1, ·]
         cls = [c - a for c in enc.cls_positions if a <= c < b]
         return dict(input_ids=t(enc.input_ids[a:b]), segment_ids=t(enc.segment_ids[a:b]),

@@ -16,7 +16,7 @@ from ui.view import HEADS_VIEWS
 from ui.figures import figure, head_map, plot
 from ui.models import backbone_name
 from ui.resources import get_model
-from ui.runs import asked, cached, head_stats, peek, run_trace, seconds_per_window, side_by_side
+from ui.runs import asked, cached, head_stats, peek, progress, run_ablation, run_trace, seconds_per_window, side_by_side
 from ui.widgets import COLORSCALES, need_trace, window_caption
 from ui.export import frame_csv
 from ui.state import keep
@@ -58,18 +58,6 @@ if gradient is None and view != VIEWS[3]:
         bar.empty()
         stop.empty()
 ablation = peek("ablation", params)  # computed by anyone on this server, else None until asked for
-
-
-def run_ablation():
-    bar = st.progress(0.0, text="Switching every head off, one at a time…")
-
-    def progress(done, total):
-        bar.progress(done / total, text=f"Switching every head off, one at a time: batch {done} of {total}")
-
-    result = cached("ablation", params, lambda: AH.importance_ablation(model, text, k, block, progress=progress),
-                    model_run=True)
-    bar.empty()
-    return result
 
 
 def best() -> dict:
@@ -179,7 +167,7 @@ elif view == "Importance":
         if slot.button(f"Run the exact ablation ({len(ALL)} heads, batched)", icon=":material/play_arrow:",
                        key="heads_run", help="Until then the maps show the gradient estimate only.") or state.for_slide():
             slot.empty()
-            ablation = run_ablation()
+            ablation = run_ablation(params)
     agree = AH.agreements(gradient, ablation.importance) if ablation is not None else {}
     for part in AH.PARTS:
         plot(VH.importance_maps(gradient[part], None if ablation is None else ablation.importance[part],
@@ -254,7 +242,7 @@ else:  # what fine-tuning changed
     else:
         st.caption("Only statistics are compared: the backbone's sentence scorer is random, so how much its heads "
                    "matter to its scores says nothing about summarization.")
-        with st.spinner("Running the unmodified backbone…"):
+        with progress("Running the unmodified backbone"):
             other = run_trace(text, k, block, backbone_name(params["weights"]), params["device"], window=trace.window)
         backbone = cached("stats_backbone", params, lambda: AH.bert_stats(other), trace.window)
         c = st.columns(2)

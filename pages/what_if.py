@@ -21,7 +21,7 @@ from analysis import patching as P
 from ui import a11y, state
 from ui.figures import head_map, plot, shared_figure
 from ui.resources import get_model
-from ui.runs import cached, peek, sha
+from ui.runs import cached, peek, progress, sha
 from ui.widgets import examples, need_trace, result_caption, window_caption
 from ui.export import frame_csv
 from ui.state import keep
@@ -41,17 +41,6 @@ params = state.params()
 model = get_model(params["weights"], params["device"])
 text_a, k, block = params["text"], params["k"], params["block_trigram"]
 st.title("What if", help=HELP)
-
-
-def edited(edits: list[str]) -> tuple[str, str | None]:
-    """B from the edits, stopping at the first that does not apply (its one-line reason)."""
-    text = text_a
-    for n, e in enumerate(edits):
-        try:
-            text = E.apply_edits(text, [e], model)
-        except ValueError as err:
-            return text, f"edit {n + 1} of {len(edits)}: {err}"
-    return text, None
 
 
 def spec_of(kind: str, i: int, with_key: str) -> str:
@@ -84,7 +73,7 @@ edits = list(st.session_state.get(EDITS, []))
 st.session_state.setdefault("whatif_source", default("whatif_source"))  # shown selected from the start
 source = st.segmented_control("Document B", ["Edits", "Pasted text"], key=keep("whatif_source"), required=True) or "Edits"
 if source == "Edits":
-    text_b, problem = edited(edits)
+    text_b, problem = E.edited(text_a, edits, model)
     b_sents = E.sentences(text_b)
     numbered = lambda j: f"{j + 1}: {preview(b_sents[j], 60)}"  # noqa: E731
     # A new B, new pickers (keys of B's hash): with one key the browser's box kept the old B's labels.
@@ -125,7 +114,7 @@ if text_b == text_a:
 
 
 try:
-    with st.spinner("Running A and B…"):
+    with progress("Running A and B", runs=2):
         cmp = cached("whatif", params, lambda: C.compare(model, text_a, text_b, k, block), sha(text_b), model_run=True)
 except ValueError as err:  # e.g. B is empty or too long: the model's own one-line message
     st.error(markdown_text(str(err)))
@@ -222,10 +211,14 @@ else:
     if patching is None and (slot.button("Run activation patching", type="primary", key="whatif_patch")
                              or state.for_slide()):
         try:
-            with st.spinner("Running B with each component taken from A…"):
+            bar = st.progress(0.0, "Running B with each component taken from A…")
+            try:
                 patching = cached("whatif_patch", params, lambda: P.patch(
-                    model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment), *patch_of,
-                    model_run=True)
+                    model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment,
+                    progress=lambda d, t: bar.progress(d / t, f"Running B with each component taken from A: BERT "
+                                                              f"step {d} of {t}…")), *patch_of, model_run=True)
+            finally:
+                bar.empty()
             slot.empty()
         except ValueError as err:  # e.g. a sentence longer than a BERT window
             st.error(markdown_text(str(err)))

@@ -9,7 +9,7 @@ from model.summarizer import CONTROL
 from ui import a11y, state, view
 from ui.figures import html_block, plot, shared_figure
 from ui.resources import get_model, model_slots
-from ui.runs import asked, cached, peek, seconds_per_window
+from ui.runs import asked, cached, peek, run_ablation, seconds_per_window
 from ui.widgets import need_trace
 from viz import explain as E
 from viz.common import markdown_text, preview
@@ -193,9 +193,14 @@ else:
     ranks = {m: np.array([w["weight"] for w in method_words(i, m)]) for m in view.WORD_METHODS}
 
     def compute_curves():
-        with st.spinner("Deleting and restoring words, scoring again…"), model_slots():
-            return curves(get_model(params["weights"], params["device"]), params["text"], i, ranks,
-                          mask_heads=params.get("mask_heads", ()))
+        bar = st.progress(0.0, "Deleting and restoring words, scoring again…")
+        try:
+            with model_slots():
+                return curves(get_model(params["weights"], params["device"]), params["text"], i, ranks,
+                              mask_heads=params.get("mask_heads", ()), progress=lambda d, t: bar.progress(
+                                  d / t, f"Deleting and restoring words, scoring again: {d} of {t} copies…"))
+        finally:
+            bar.empty()
 
     c = cached("method_curves", params, compute_curves, i)
     plot(E.method_curves(c, {**METHODS, "random": "random order"}), key="why_method_curves")
@@ -222,15 +227,11 @@ if i_c == j_c:
 else:
     from analysis.contrast import contrast
 
-    from analysis import heads as AH
-
     exact = bool(st.session_state.get("why_exact")) or state.for_slide()  # the exact ablation: on request
     model_ = get_model(params["weights"], params["device"])
     ablation = None
     if exact:
-        with st.spinner("Switching every head off, one at a time…"):  # shared with the Heads page's exact ablation
-            ablation = cached("ablation", params, lambda: AH.importance_ablation(
-                model_, params["text"], params["k"], params["block_trigram"]), model_run=True)
+        ablation = run_ablation(params)  # shared with the Heads page's exact ablation
 
     def compute():
         bar = st.progress(0.0, "Comparing the two scores: words and heads…")

@@ -153,6 +153,50 @@ def test_limits_a_run_stops_at_the_next_window_once_its_caller_has_gone(summariz
     assert len(other[0].selected) == 3 and len(summarizer.summarize(long, k=3).selected) == 3
 
 
+def test_a_run_says_each_window_it_starts_to_whoever_watches_and_the_app_draws_a_bar(summarizer, monkeypatch):
+    """model.cancel.watched: a thread's runs say each BERT window they start, in order; ui.runs.progress
+    draws that as a bar over a Summarize (What if: two runs, one bar), after SHOW_AFTER_S only (a
+    cached result draws none), and removes it when done."""
+    import time
+
+    from streamlit.delta_generator import DeltaGenerator
+
+    from helpers import SHORT
+    from model.cancel import watched
+    from ui import runs
+
+    long = (SHORT + "\n") * 6
+    n = len(summarizer.encode(long, summarizer.max_windows).window_starts)
+    assert n > 1
+    said = []
+    with watched(lambda w, of: said.append((w, of))):
+        summarizer.summarize(long, k=3)
+    assert said == [(w, n) for w in range(n)]
+    said.clear()
+    summarizer.summarize(long, k=3)  # no longer watched
+    assert said == []
+
+    drawn = []
+    real = DeltaGenerator.progress
+    monkeypatch.setattr(DeltaGenerator, "progress", lambda self, value, text=None: (
+        drawn.append((value, text)), real(self, value, text))[1])
+    monkeypatch.setattr(runs, "SHOW_AFTER_S", 0.0)
+    with runs.progress("Running A and B", runs=2):
+        time.sleep(0.2)  # the timer's first draw
+        summarizer.summarize(long, k=3)
+        summarizer.summarize(long + " One more sentence here.", k=3)
+    assert drawn[0] == (0.0, "Running A and B…") and len(drawn) == 1 + 2 * n, drawn
+    values = [v for v, _ in drawn]
+    assert values == sorted(values) and values[-1] == (1 + (n - 1) / n) / 2
+    assert drawn[-1][1] == f"Running A and B: BERT window {n} of {n}, run 2 of 2…"
+    drawn.clear()
+    monkeypatch.setattr(runs, "SHOW_AFTER_S", 5.0)
+    with runs.progress("Running BERT"):
+        summarizer.summarize(long, k=3)
+    time.sleep(0.1)
+    assert drawn == []  # over before SHOW_AFTER_S: no bar at all
+
+
 # ---------------------------------------------------------------- corpus uploads: private on disk
 
 def test_corpus_uploads_are_private_on_disk_and_another_users_folder_is_refused(tmp_path, monkeypatch):

@@ -182,12 +182,14 @@ def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
         cache.clear()
     lesson = lessons()["attention_in_20_minutes"]
     wanted = [(n, what) for n, s in enumerate(lesson.steps) for what in results_for(s.page, s.view.pickers)]
-    assert {w for _, w in wanted} == {"explanation", "stats", "gradient", "mixing", "batch"}, wanted
+    assert {w for _, w in wanted} == {"explanation", "stats", "gradient", "mixing", "batch", "whatif"}, wanted
     teacher, code = teaching("attention_in_20_minutes")
     params = teacher.session_state["params"]
     deadline = time.time() + 120
-    batches = lambda: [k for k in list(resources.result_cache()._items) if k[0] == "batch"]  # noqa: E731
-    while peek("explanation", params, None) is None or peek("gradient", params) is None or not batches():
+    keys = lambda kind: [k for k in list(resources.result_cache()._items) if k[0] == kind]  # noqa: E731
+    batches = lambda: keys("batch")  # noqa: E731
+    while (peek("explanation", params, None) is None or peek("gradient", params) is None or not batches()
+           or not keys("whatif")):
         assert time.time() < deadline, "the lesson's steps were not computed ahead"
         time.sleep(0.5)
     assert teacher.session_state[C.STEP]["step"] == 0  # the teacher is still on step 1
@@ -197,6 +199,12 @@ def test_a_lessons_steps_are_computed_ahead_in_lesson_order(summarizer):
         button(teacher, "lesson_next").click().run()
     assert not teacher.exception and teacher.session_state[C.STEP]["step"] == masks
     assert len(batches()) == 1, batches()
+    # and the What if step its comparison of A and B (B: the step's edits, made as the page makes them)
+    what_if = next(n for n, s in enumerate(lesson.steps) if s.page == "what_if")
+    for _ in range(what_if - masks):
+        button(teacher, "lesson_next").click().run()
+    assert not teacher.exception and teacher.session_state[C.STEP]["step"] == what_if
+    assert len(keys("whatif")) == 1 and not teacher.error, keys("whatif")
 
 
 def test_a_following_students_process_computes_the_lesson_ahead_too(summarizer, monkeypatch):

@@ -24,7 +24,8 @@ import streamlit as st
 from ui import arrival, slide_layout, state
 from ui.errors import shared
 from ui.resources import document_store, slide_cache
-from viz.deck import Slide
+from ui.runs import progress
+from viz.deck import Slide, deck_html
 
 PRESENT = "story_present"  # the step shown (from 0); absent: not presenting
 EXPORT = "story_exporting"  # presenting only to compute every slide, for the exports
@@ -230,8 +231,8 @@ def show(pg, examples: dict) -> None:
             from viz.common import markdown_text
 
             named = markdown_text(step.title or "untitled")
-            with busy.container(), st.spinner(f"Computing step {n + 1} of {len(shown)}, \u201c{named}\u201d: its page "
-                                               "runs once, then the slide is kept for every showing…", show_time=True):
+            with busy.container(), progress(f"Computing step {n + 1} of {len(shown)}, \u201c{named}\u201d (its page "
+                                            "runs once, then the slide is kept for every showing)"):
                 slide = compute(pg, step.view, examples, work)
         if slide.figure is not None or slide.html:  # (one without a chart may have one later: not kept)
             slide_cache().get(key, lambda: slide)
@@ -346,27 +347,27 @@ def answers(steps, made: list[Slide]) -> list[tuple[int, str]]:
 def export_next(steps) -> None:
     """Exporting: on to the next step without a slide; when none is left, make the exports."""
     n = st.session_state[PRESENT]
-    st.progress((n + 1) / len(steps), f"Preparing the exports: step {n + 1} of {len(steps)}…")
+    bar = st.progress((n + 1) / len(steps), f"Preparing the exports: step {n + 1} of {len(steps)}…")
     todo = [i for i, s in enumerate(steps) if i > n and key_of(s.view) not in st.session_state[MADE]]
     if todo:
         st.session_state[PRESENT] = todo[0]
         st.rerun()
     stop()
-    with st.spinner("Making the HTML deck and the PDF…"):
-        made = slides(steps)
-        heading = title() or "A story"
-        from viz.deck import deck_html
-
-        # the audience's deck: the slides and their questions, no answer lines and no answers
-        plain = [dataclasses.replace(m, answer_space=[]) for m in made]
-        deck = deck_html(heading, plain)
-        pdf, why = pdf_of(deck_html(heading, plain, printable=True))
-        exports = {"html": deck, "pdf": pdf, "pdf_error": why}
-        if any(s.ask for s in steps):  # the teacher's handout: a space to answer each question, the answers last
-            found = answers(steps, made)
-            handout_pdf, handout_why = pdf_of(deck_html(heading, made, printable=True, answers=found))
-            exports.update(handout_html=deck_html(heading, made, answers=found), handout_pdf=handout_pdf,
-                           handout_error=handout_why)
+    handout = any(s.ask for s in steps)
+    bar.progress(0.0, "Making the HTML deck…")
+    made = slides(steps)
+    heading = title() or "A story"
+    plain = [dataclasses.replace(m, answer_space=[]) for m in made]  # the audience's: no answer lines nor answers
+    deck = deck_html(heading, plain)
+    bar.progress(1 / (2 + handout), "Printing the deck to PDF (Chromium)…")
+    pdf, why = pdf_of(deck_html(heading, plain, printable=True))
+    exports = {"html": deck, "pdf": pdf, "pdf_error": why}
+    if handout:  # the teacher's handout: a space to answer each question, the answers last
+        bar.progress(2 / 3, "Printing the teacher's handout to PDF (Chromium)…")
+        found = answers(steps, made)
+        handout_pdf, handout_why = pdf_of(deck_html(heading, made, printable=True, answers=found))
+        exports.update(handout_html=deck_html(heading, made, answers=found), handout_pdf=handout_pdf,
+                       handout_error=handout_why)
     st.session_state[EXPORTS] = exports
     st.rerun()
 

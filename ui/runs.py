@@ -7,14 +7,15 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
+from contextlib import contextmanager
 
 import numpy as np
 import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_run_ctx, get_script_run_ctx
 
-from model.cancel import Cancelled, unless
+from model.cancel import Cancelled, unless, watched
 from ui import state
 from ui.models import usable_models
 from ui.resources import get_model, model_slots, result_cache, trace_cache
@@ -51,6 +52,47 @@ def while_wanted(compute):
             raise StopException() from None
 
     return run
+
+
+SHOW_AFTER_S = 0.5  # as st.spinner: a run over before then (a cached result) draws no bar
+
+
+@contextmanager
+def progress(what: str, runs: int = 1):
+    """A progress bar over the block: ``what`` is being computed, moved by every BERT window the
+    model starts in this thread (model.cancel.watched) over ``runs`` runs one after another (What
+    if: A, then B). Shown from ``SHOW_AFTER_S`` on (a timer, as st.spinner's), gone when done. A run
+    another session computes for the same key (ui.cache) is waited for under the bar, unmoved."""
+    holder, lock = st.empty(), threading.Lock()
+    now = {"run": 0, "last": -1, "at": (0.0, f"{what}…"), "shown": False, "done": False}
+
+    def draw():
+        with lock:
+            if not now["done"]:
+                holder.progress(*now["at"])
+                now["shown"] = True
+
+    def window(w: int, n: int) -> None:
+        if w <= now["last"]:  # window 0 again: the next run
+            now["run"] = min(now["run"] + 1, runs - 1)
+        now["last"] = w
+        of = f", run {now['run'] + 1} of {runs}" if runs > 1 else ""
+        now["at"] = ((now["run"] + w / n) / runs, f"{what}: BERT window {w + 1} of {n}{of}…")
+        if now["shown"]:
+            draw()
+
+    timer = threading.Timer(SHOW_AFTER_S, draw)
+    add_script_run_ctx(timer)
+    timer.start()
+    try:
+        with watched(window):
+            yield
+    finally:
+        timer.cancel()
+        with lock:
+            now["done"] = True
+            if now["shown"]:
+                holder.empty()
 
 
 def cached(kind: str, params: dict, compute, *extra, model_run: bool = False):
@@ -181,6 +223,23 @@ def head_stats(params: dict, trace) -> dict:
     from analysis import heads as AH
 
     return cached("stats", params, lambda: {"bert": AH.bert_stats(trace), "inter": AH.inter_stats(trace)}, trace.window)
+
+
+def run_ablation(params: dict):
+    """Every head switched off alone (analysis.heads.importance_ablation), in the server-wide result
+    cache under ``params``, with a progress bar per batch: the Heads page's exact importance and the
+    Why page's exact contrast read and write the one entry."""
+    from analysis import heads as AH
+
+    what = "Switching every head off, one at a time"
+    bar = st.progress(0.0, text=f"{what}…")
+    try:
+        return cached("ablation", params, lambda: AH.importance_ablation(
+            get_model(params["weights"], params["device"]), params["text"], params["k"], params["block_trigram"],
+            progress=lambda done, total: bar.progress(done / total, text=f"{what}: batch {done} of {total}")),
+            model_run=True)
+    finally:
+        bar.empty()
 
 
 def batch_key(texts: list[str], layer: int) -> tuple:
@@ -315,7 +374,7 @@ def side_by_side(key: str):
     if other in (none, None):
         return None
     try:
-        with st.spinner(f"Running {other}…"):
+        with progress(f"Running {other}"):
             try:
                 return other, run_trace(**(params | {"weights": other}), window=state.window())
             except ValueError:  # it reads the document in fewer windows

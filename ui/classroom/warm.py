@@ -1,6 +1,6 @@
 """A lesson's steps computed ahead (issue 58): when a class starts on a lesson, a background
 thread computes, in lesson order, the model results each step's page needs (the Trace of its BERT
-window, what each token used, the words' attributions, the heads' statistics and importance)
+window, what each token used, the words' attributions, the heads' statistics and importance, What if's comparison)
 into the server-wide result cache, before the teacher gets there; every student's page then draws
 from the cache. The keys are the pages' own (ui.runs.cached, ui.runs.run_trace), so a step is
 computed once whoever asks first. No Streamlit calls here: it runs outside any session."""
@@ -22,6 +22,8 @@ def results_for(page: str, view: dict) -> tuple[str, ...]:
         return ("explanation",)
     if page == "masks_positions":  # its padded batch of this document and two others (3 forwards)
         return ("batch",)
+    if page == "what_if":  # A and B compared (2 forwards, every window's attention)
+        return ("whatif",)
     if page == "heads":
         return ("stats",) + (("gradient",) if value(view, "heads_view") != "What fine-tuning changed" else ())
     if (page == "bert_attention" and value(view, "bert_show") != "attention"
@@ -65,6 +67,16 @@ def warm(lesson: Tour, class_params: dict, texts: list[str | None] | None = None
                 # (the page's layer picker starts at its first layer)
                 run_batch(params, batch_texts(text, step.view.pickers.get("batch_docs")),
                           step.view.pickers.get("batch_layer", 0))
+            elif what == "whatif":
+                from analysis import compare as C, edits as E
+                from ui.runs import sha
+
+                pickers = step.view.pickers  # B as the page makes it from the step's view
+                text_b = (E.edited(text, value(pickers, "whatif_edits") or [], model)[0]
+                          if value(pickers, "whatif_source") == "Edits" else value(pickers, "whatif_b") or text)
+                if text_b != text:  # (the same text: the page compares nothing)
+                    cached("whatif", params, lambda: C.compare(model, text, text_b, k, block), sha(text_b),
+                           model_run=True)
             elif what == "mixing":
                 from analysis.mixing import mixing
 
