@@ -17,7 +17,7 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
   then until its exact map from the server ("layer 2, head 2:");
 - layer switch: pick layer 3 in the Layer selector until "layer 3" is drawn (a new figure; over
   the emulated link below: layer 2);
-- all layers × heads: click that view until its 72 small heatmaps are drawn;
+- all layers × heads: click that view until its map (one mosaic of L × H tiles) is drawn;
 - the split of each: "chart in at" (the largest websocket frame, the chart, arrived: the server's
   run, its figure and the transfer) and "then drawn in" (the browser: decoding, Plotly, layout, paint);
 - websocket bytes received by the page during each of those (Playwright ``framereceived``), and

@@ -22,7 +22,8 @@ a class and walks every step with Next; the students joined by the class link. P
 from the teacher's click to each student showing the step (its text), p50/p95, failures (a student
 not there within ``--timeout``), the app processes' CPU seconds per student per step; every
 browser student answers step 2's question (a choice, by keyboard), and the run says how many
-answers the store holds and how soon the teacher's count showed them all; then ``--idle``
+answers the store holds and how soon the teacher's count showed them all; the teacher's own page:
+seconds from each Next, and from the Reveal of that question, until its script last ran; then ``--idle``
 seconds with nothing changing, once before the students join and once with them: CPU seconds per
 student per idle minute (the difference, per student: what following costs); peak memory per
 process.
@@ -321,6 +322,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
         for n in range(2, steps + 1):
             if n - 1 == ASKED + 1 and not answering:  # the step after the question: the class answered it
                 answering = await answer_all(teacher, kinds["browser"], store, code, timeout_s)
+                answering["teacher_busy_after_reveal"] = await reveal(teacher, timeout_s)
             await idle(teacher, timeout_s)
             cpu0 = cpu(pids)
             other0 = machine_cpu_seconds() - cpu0 - cpu(proxy_pids)
@@ -366,6 +368,15 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
 
 
 ASKED = 1  # the lesson's step (from 0) whose question every browser student answers: a choice
+
+
+async def reveal(teacher, timeout_s: float) -> float:
+    """The teacher's Reveal of the answered question: seconds until the teacher's page is idle
+    again (issue 71), as after Next."""
+    await idle(teacher, timeout_s)
+    t0 = time.perf_counter()
+    await teacher.locator("[class*='st-key-reveal_'] button").first.click()  # the bar's, above the page
+    return round(await busy_for(teacher, t0, timeout_s), 2)
 
 
 async def answer_all(teacher, students: list, store: str, code: str, timeout_s: float) -> dict:
@@ -421,7 +432,8 @@ def report_follow(r: dict) -> None:
     if "answers_given" in r:
         print(f"answers to step {ASKED + 1}'s question: {r['answers_given']} given, {r['answers_stored']} stored, "
               f"{r['answer_failures']} failed; the teacher's count showed them all "
-              f"{r['teacher_counted_all_s']} s after the last one")
+              f"{r['teacher_counted_all_s']} s after the last one; after the teacher's Reveal the teacher's page "
+              f"was idle again in {r.get('teacher_busy_after_reveal')} s")
     if r["browsers_nice"]:
         print(f"(the browsers ran at nice {r['browsers_nice']}: the servers first)")
     print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s (the rest of the machine, "

@@ -183,7 +183,9 @@ def test_every_page_at_bert_base_size(app_with):
     assert [b["label"] for m in first["layout"]["updatemenus"] if m["name"] == "layer" for b in m["buttons"]] == \
         [str(l) for l in range(1, 13)]
     at.segmented_control(key="bert_view").set_value("All layers × heads").run()
-    assert [d["type"] for d in json.loads(spec(charts(at)[0]))["data"]] == ["heatmap"] * 144
+    overview = json.loads(spec(charts(at)[0]))
+    assert [d["type"] for d in overview["data"]] == ["heatmap"] and len(overview["data"][0]["y"]) == 12 * 32
+    assert overview["layout"]["xaxis"]["ticktext"] == [f"H{h}" for h in range(1, 13)]  # 144 tiles of 32 × 32 bins
     for page in ("pages/summary.py", "pages/why.py", "pages/sentence_encoder.py", "pages/masks_positions.py",
                  "pages/learn.py", "pages/heads.py", "pages/corpus.py"):
         at.switch_page(page).run()

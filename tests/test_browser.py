@@ -451,7 +451,7 @@ TITLE_HAS = ("(s) => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
 
 def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(browser, presumm_base, tmp_path):
     """streamlit run app.py -- --model paper=…: a BERT-base PreSumm checkpoint (random weights) is
-    the default; a ~500-token article; layer 12 head 12 exact; the overview's 144 maps; then the
+    the default; a ~500-token article; layer 12 head 12 exact; the overview's 144 tiles; then the
     shipped MiniLM weights picked in the same server."""
     backbone, checkpoint = presumm_base
     with Server(tmp_path / "streamlit.log", app_args=("--model", f"paper={backbone},{checkpoint}")) as s:
@@ -476,7 +476,8 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
         page.wait_for_function(TITLE_HAS, arg="layer 12, head 12:", timeout=60_000)  # exact, from the server
         idle(page)
         page.get_by_test_id("stMain").locator("button").filter(has_text="All layers × heads").first.click()
-        page.wait_for_function(f"({N_HEATMAPS_JS})() === 144", timeout=120_000)
+        page.wait_for_function(TITLE_HAS, arg="All 12 layers × 12 heads", timeout=120_000)  # 144 tiles, one map
+        page.wait_for_function(f"({N_HEATMAPS_JS})() === 1", timeout=120_000)
         idle(page)
         assert page.get_by_test_id("stException").count() == 0
 
@@ -484,7 +485,7 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
         page.get_by_role("option", name="bertsumext-minilm.safetensors", exact=True).click()
         idle(page)
         page.get_by_role("button", name="Summarize").click()
-        page.wait_for_function(f"({N_HEATMAPS_JS})() === 72", timeout=180_000)  # MiniLM: 6 × 12
+        page.wait_for_function(TITLE_HAS, arg="All 6 layers × 12 heads", timeout=180_000)  # MiniLM
         idle(page)
         assert "6 layers × 12 heads" in sidebar.get_by_text("layers ×").first.inner_text()
         assert page.get_by_test_id("stException").count() == 0

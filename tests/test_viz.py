@@ -292,11 +292,17 @@ def test_head_grid_and_overview(trace):
     grid = A.head_grid(trace, 1, max_bins=16)
     assert len(grid.data) == H and all(d.z.dtype == np.uint8 for d in grid.data)
     assert grid.data[0].z.shape == (16, 16)
-    ov = A.overview(trace, max_bins=8)
-    assert len(ov.data) == L * H and ov.data[0].z.shape == (8, 8)
-    assert ov.layout.annotations[H].text == "L2 H1"
+    ov = A.overview(trace, max_bins=8)  # one mosaic: layer l, head h in tile (l, h) of 8 × 8 bins
+    assert len(ov.data) == 1 and ov.data[0].z.shape == (L * 8, H * 8) and ov.data[0].z.dtype == np.uint8
+    pooled = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), 8)
+    for l, h in [(0, 0), (1, 0), (L - 1, H - 1), (2, 5)]:
+        tile = np.s_[l * 8:(l + 1) * 8, h * 8:(h + 1) * 8]
+        np.testing.assert_array_equal(ov.data[0].customdata[tile], pooled[l * H + h])
+        assert ov.data[0].y[l * 8] == f"layer {l + 1}, row 1" and ov.data[0].x[h * 8 + 7] == f"head {h + 1}, col 8"
+    assert list(ov.layout.yaxis.ticktext) == [f"L{l + 1}" for l in range(L)] and ov.layout.yaxis.tickvals[1] == 11.5
+    assert len(ov.layout.shapes) == (L - 1) + (H - 1)  # the lines between tiles
     S = len(trace.input_sentences)
-    assert A.overview(trace, level="sentence").data[0].z.shape == (S, S)
+    assert A.overview(trace, level="sentence").data[0].z.shape == (L * S, H * S)
 
 
 def test_small_multiples_are_the_figure_plotlys_subplots_make(trace):

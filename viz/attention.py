@@ -206,8 +206,9 @@ def block_means(m: np.ndarray, k: int) -> np.ndarray:
 @functools.lru_cache(maxsize=16)
 def _grid_layout(rows: int, cols: int, titles: tuple[str, ...]) -> dict:
     """The small multiples' layout (axes without tick labels, y top-down, 10-px titles), once per
-    grid: ``make_subplots`` and 72 ``add_trace(row=, col=)`` calls took ~200 of the 280 ms that
-    all 6 × 12 maps of MiniLM took to build (the figure is the same: tests/test_viz.py)."""
+    grid: ``make_subplots`` and an ``add_trace(row=, col=)`` per map took ~200 of the 280 ms that
+    72 maps took to build (the figure is the same: tests/test_viz.py). A layer's heads are drawn so;
+    all layers × heads as one ``mosaic``."""
     layout = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles), horizontal_spacing=0.01,
                            vertical_spacing=0.04).layout.to_plotly_json()
     for name, axis in layout.items():
@@ -255,12 +256,37 @@ def overview(trace, *, colorscale: str = "Viridis", max_bins: int = 32, level: s
     L, H = trace.bert_attention.shape[:2]
     if level == "sentence":
         m = sentence_mass(trace.bert_attention.astype(np.float32), trace.token_sentence)[0]  # [L, H, S, S]
-        mats = m.reshape(L * H, *m.shape[2:])
     else:
-        mats = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
-    titles = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
-    return _grid(mats, titles, L, H, colorscale, 95 * L + 80,
-                 f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})", scale)
+        m = pool(trace.bert_attention.astype(np.float32).reshape(L * H, *trace.bert_attention.shape[2:]), max_bins)
+    return mosaic(m.reshape(L, H, *m.shape[-2:]), colorscale, 95 * L + 80, scale,
+                  f"All {L} layers × {H} heads ({'sentence mass' if level == 'sentence' else 'pooled tokens'})")
+
+
+def mosaic(mats: np.ndarray, colorscale: str, height: int, scale: str, title: str) -> go.Figure:
+    """Maps [L, H, a, b] as one heatmap of L × H tiles, (l, h) in tile row l, column h, white
+    lines between tiles, layers and heads named on the axes; the hover names the layer, head, row
+    and column (their categories) and the true mean weight. One trace on one pair of axes: Chromium
+    drew the 72 subplots this was before (``_grid``) in ~1.3 s on the 2-core machine, most of the
+    time after a class's Next to "All layers × heads" (benchmarks/README.md, issue 71)."""
+    L, H, a, b = mats.shape
+    z, vmax = quantize(mats, scale=scale, clip=100.0 if scale == "linear" else CLIP)
+    tiles = lambda x: x.transpose(0, 2, 1, 3).reshape(L * a, H * b)  # noqa: E731  [L·a, H·b]
+    rows = [f"layer {l + 1}, row {i + 1}" for l in range(L) for i in range(a)]
+    cols = [f"head {h + 1}, col {j + 1}" for h in range(H) for j in range(b)]
+    line = dict(type="line", xref="x", yref="y", line=dict(color="white", width=2), layer="above")
+    shapes = ([{**line, "x0": h * b - 0.5, "x1": h * b - 0.5, "y0": -0.5, "y1": L * a - 0.5} for h in range(1, H)]
+              + [{**line, "y0": l * a - 0.5, "y1": l * a - 0.5, "x0": -0.5, "x1": H * b - 0.5} for l in range(1, L)])
+    axis = lambda n, k, name: dict(type="category", tickmode="array", tickvals=[i * k + (k - 1) / 2 for i in range(n)],  # noqa: E731
+                                   ticktext=[f"{name}{i + 1}" for i in range(n)], showgrid=False, ticks="")
+    data = [dict(type="heatmap", z=tiles(z), customdata=tiles(mats.astype(np.float32)), x=cols, y=rows,
+                 coloraxis="coloraxis", name=title,
+                 hovertemplate="%{y} → %{x}: mean weight %{customdata:.4f}<extra></extra>")]
+    layout = {"height": height, "title": title, "shapes": shapes,
+              "xaxis": {**axis(H, b, "H"), "side": "top"}, "yaxis": {**axis(L, a, "L"), "autorange": "reversed"},
+              "coloraxis": dict(colorscale=colorscale, cmin=0, cmax=255,
+                                colorbar=level_colorbar(vmax, scale=scale, clipped=bool(mats.max() > vmax))),
+              "margin": dict(l=40, r=10, t=90, b=10)}
+    return go.Figure(dict(data=data, layout=layout))
 
 
 def sentence_mass(a: np.ndarray, token_sentence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
