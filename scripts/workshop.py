@@ -2,7 +2,7 @@
 
     python scripts/workshop.py --students 20 [--same-example | --own-documents] [--processes 2]
                                [--url URL] [--throttle] [--host NAME] [--json OUT]
-    python scripts/workshop.py --follow --students 30 [--processes 2] [--idle 60] [--host NAME] [--json OUT]
+    python scripts/workshop.py --follow --students 30 [--processes 2] [--idle 60] [--talk 0] [--host NAME] [--json OUT]
 
 Starts the app (``--processes`` > 1: that many behind nginx, scripts/serve.py; ``--url``: an app or
 proxy already running, no server measurements), warms each process with one student (the model
@@ -234,10 +234,10 @@ class Student:
 
 async def follow_class(url: str, students: int, timeout_s: float, idle_s: float, pids: list[int],
                        proxy_pids: list[int] = (), nice: int = 0, bare: int = 0, store: str = "",
-                       bare_url: str = "", host: str = "") -> dict:
+                       bare_url: str = "", host: str = "", talk_s: float = 0) -> dict:
     """The ``--follow`` rehearsal (see the module's docstring); ``store``: the servers' MICROSCOPE_STORE;
     ``bare_url``: where bare students connect (default ``url``); ``host``: the name the browsers resolve
-    to this machine (``url`` names it)."""
+    to this machine (``url`` names it); ``talk_s``: the teacher's seconds on each step before Next."""
     bare_url = bare_url or url
     from playwright.async_api import async_playwright
 
@@ -249,7 +249,10 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
     ms = timeout_s * 1000
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=niced_chromium(nice), args=CHROMIUM_ARGS + host_rules(host))
-        teacher = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+        # the teacher's own browser is never niced: its laptop is not the students' devices
+        lectern = await p.chromium.launch(executable_path=niced_chromium(0), args=CHROMIUM_ARGS + host_rules(host)) \
+            if nice else browser
+        teacher = await (await lectern.new_context(viewport={"width": 1400, "height": 1000})).new_page()
         await teacher.goto(f"{url}?lesson={LESSON}", timeout=ms)  # the lesson picked by the link
         await teacher.get_by_role("textbox", name="Document", exact=True).wait_for(timeout=ms)
         await idle(teacher, timeout_s)
@@ -323,6 +326,7 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             if n - 1 == ASKED + 1 and not answering:  # the step after the question: the class answered it
                 answering = await answer_all(teacher, kinds["browser"], store, code, timeout_s)
                 answering["teacher_busy_after_reveal"] = await reveal(teacher, timeout_s)
+            await asyncio.sleep(talk_s)
             await idle(teacher, timeout_s)
             cpu0 = cpu(pids)
             other0 = machine_cpu_seconds() - cpu0 - cpu(proxy_pids)
@@ -352,12 +356,14 @@ async def follow_class(url: str, students: int, timeout_s: float, idle_s: float,
             s.task.cancel()
             await s.bare.close()
         await browser.close()
+        if lectern is not browser:
+            await lectern.close()
     return {"mode": "follow", "students": students, "bare_students": bare, "joined": len(kinds["browser"]),
             "bare_joined": len(kinds["bare"]), "processes": len(pids), "browsers_nice": nice,
             "steps": {kind: stats(xs) for kind, xs in shown.items()}, "per_step": per_step,
             "noticed": {kind: stats(xs) for kind, xs in noticed.items()}, "published": stats(parts),
             "teacher_busy_after_next": stats(teacher_busy), "teacher_busy_per_step": [round(x, 2) for x in teacher_busy],
-            "failures": failures, "versions_per_step": round(versions, 2),
+            "failures": failures, "versions_per_step": round(versions, 2), "teacher_talks_s": talk_s,
             "server_cpu_s_per_student_per_step": round(statistics.mean(cpu_steps), 3) if pids else None,
             "browser_cpu_s_per_browser_student_per_step": round(statistics.mean(browser_cpu), 3),
             "idle_cpu_s_per_minute_no_students": round(base * 60 / idle_s, 3),
@@ -417,7 +423,8 @@ async def answer_all(teacher, students: list, store: str, code: str, timeout_s: 
 
 def report_follow(r: dict) -> None:
     print(f"\nA class: {r['joined']} of {r['students']} browser students and {r['bare_joined']} of "
-          f"{r['bare_students']} bare ones joined, {r['processes']} app process(es), {r['failures']} failures")
+          f"{r['bare_students']} bare ones joined, {r['processes']} app process(es), {r['failures']} failures"
+          + (f"; the teacher talked {r['teacher_talks_s']:g} s on each step" if r.get("teacher_talks_s") else ""))
     print(f"{'students':9} {'n':>4} {'p50 s':>7} {'p95 s':>7} {'max s':>7}   teacher's Next → ...")
     for kind in ("browser", "bare"):
         for what, s in (("shows the step", r["steps"][kind]), ("read the new version", r["noticed"][kind])):
@@ -435,7 +442,7 @@ def report_follow(r: dict) -> None:
               f"{r['teacher_counted_all_s']} s after the last one; after the teacher's Reveal the teacher's page "
               f"was idle again in {r.get('teacher_busy_after_reveal')} s")
     if r["browsers_nice"]:
-        print(f"(the browsers ran at nice {r['browsers_nice']}: the servers first)")
+        print(f"(the students' browsers ran at nice {r['browsers_nice']}: the servers and the teacher's browser first)")
     print(f"server CPU per student per step: {r['server_cpu_s_per_student_per_step']} s (the rest of the machine, "
           f"per browser student: {r['browser_cpu_s_per_browser_student_per_step']} s); following while idle: "
           f"{r['idle_cpu_s_per_student_per_minute']} CPU-s per student per minute (nginx: "
@@ -481,7 +488,10 @@ def main(argv=None) -> dict:
     p.add_argument("--json", type=Path)
     p.add_argument("--follow", action="store_true", help="a class: a scripted teacher walks the shipped lesson")
     p.add_argument("--idle", type=float, default=60, help="--follow: seconds of a class with nothing changing")
-    p.add_argument("--nice", type=int, default=0, help="--follow: run the browsers at this nice level (servers first)")
+    p.add_argument("--talk", type=float, default=0,
+                   help="--follow: seconds the teacher talks on each step before Next (the lesson's warm-up runs meanwhile)")
+    p.add_argument("--nice", type=int, default=0,
+                   help="--follow: run the students' browsers at this nice level (the servers and the teacher's first)")
     p.add_argument("--host", default="", metavar="NAME",
                    help="browsers reach the servers by this host name (resolved to this machine), as a school's do")
     p.add_argument("--bare", type=int, default=0,
@@ -502,7 +512,7 @@ def main(argv=None) -> dict:
         with Cluster(args.processes, logs, port=port, env=env) as cluster:
             result = asyncio.run(follow_class(at_host(cluster.url + "/"), args.students, args.timeout, args.idle,
                                               cluster.pids(), cluster.proxy_pids(), args.nice, args.bare,
-                                              env["MICROSCOPE_STORE"], cluster.url + "/", args.host))
+                                              env["MICROSCOPE_STORE"], cluster.url + "/", args.host, args.talk))
         result["host"] = args.host or None
         report_follow(result)
         if args.json:

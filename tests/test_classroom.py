@@ -235,7 +235,7 @@ def test_ending_a_class_ends_it_for_everyone_and_a_student_keeps_the_class_in_th
 
     button(teacher, "class_end").click().run()
     assert C.TEACHING not in teacher.session_state and C.version(teacher_store(), code) is None
-    gone = time.time() + 4 * C.POLL_PROXIED_S  # the students' browsers see it gone (a mirror thread that read the
+    gone = time.time() + max(4 * C.POLL_PROXIED_S, 2)  # the students' browsers see it gone (a mirror thread that read the
     while C.poll_file(teacher_store(), code).exists():  # class as live just before End writes it once more, then removes it)
         assert time.time() < gone, "the class's version file outlived End"
         time.sleep(0.05)
