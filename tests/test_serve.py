@@ -146,7 +146,8 @@ def test_a_class_teacher_and_two_students_on_two_processes(cluster, browser):
     assert len(name) >= 24 and code not in name
     away.on("request", lambda r: polls.append(r.url) if f"/classes/{name}.json" in r.url else None)
     away.wait_for_timeout(4000)  # (sync Playwright delivers events while it waits)
-    assert 4 <= len(polls) <= 4 / 0.5 + 2, len(polls)  # every half second behind nginx
+    every = C.POLL_PROXIED_S  # behind nginx; one poll per page: twice as many would be a second poll
+    assert 4 / every / 2 <= len(polls) <= 4 / every + 2, len(polls)
     for page in (teacher, *students):
         assert page.get_by_test_id("stException").count() == 0
         page.context.close()
