@@ -18,26 +18,25 @@ class Cancelled(BaseException):
 
 
 @contextmanager
-def unless(gone: Callable[[], bool]):
-    """Within the block, this thread's runs stop (``Cancelled``) at the next window where ``gone()``."""
-    before = getattr(_local, "gone", None)
-    _local.gone = gone
+def _within(name: str, value):
+    """This thread's ``name`` is ``value`` within the block, then what it was before."""
+    before = getattr(_local, name, None)
+    setattr(_local, name, value)
     try:
         yield
     finally:
-        _local.gone = before
+        setattr(_local, name, before)
 
 
-@contextmanager
+def unless(gone: Callable[[], bool]):
+    """Within the block, this thread's runs stop (``Cancelled``) at the next window where ``gone()``."""
+    return _within("gone", gone)
+
+
 def watched(window: Callable[[int, int], None]):
     """Within the block, this thread's runs call ``window(w, n)`` as they start the w-th (0-based)
     of a document's n BERT windows."""
-    before = getattr(_local, "window", None)
-    _local.window = window
-    try:
-        yield
-    finally:
-        _local.window = before
+    return _within("window", window)
 
 
 def checkpoint(w: int = 0, n: int = 0) -> None:
