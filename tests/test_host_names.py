@@ -71,7 +71,8 @@ def test_host_names_a_class_started_at_a_name_is_joined_by_its_link_and_qr_code(
     side = teacher.get_by_test_id("stSidebar")
     link = f"{school.public}/?class={code}"
     expect(side.get_by_text(link, exact=True)).to_be_visible()
-    assert side.get_by_role("img", name=f"QR code of the class's join link, {link}").count() == 1
+    # the QR code is drawn after the link and its reachability check: wait for it, then no warning above it
+    expect(side.get_by_role("img", name=f"QR code of the class's join link, {link}")).to_have_count(1, timeout=30_000)
     assert side.get_by_text("cannot open", exact=False).count() == 0  # a name students can open: no warning
 
     student = school.browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # a phone
