@@ -16,6 +16,39 @@ from viz.plain import PLAIN, kind
 
 DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties it at the top of a run
 
+# Streamlit's chart theme names its colours in its Plotly template by placeholders, and the browser
+# swaps them for the theme's colours: it turns each chart's whole spec into a string and runs 38
+# ``replaceAll`` over it, twice as a chart mounts. With a placeholder to replace, each pass over a
+# 470-token map's 1.1 MB spec took 55-136 ms in Chromium; with none, under 1 ms. So the template
+# carries this app's colours already (viz.palette.STREAMLIT_THEME, what Streamlit 1.67's browser code
+# puts there for .streamlit/config.toml's theme; tests/test_browser_chart_theme.py checks that the
+# browser makes the same template from either). The theme's fonts and sizes are still the browser's to add.
+
+
+@functools.cache  # once per process, before the app builds a figure
+def streamlit_template():
+    """Streamlit's Plotly template as Streamlit registered it (its placeholders); the default
+    template is from now on the same with ``STREAMLIT_THEME``'s colours in their place."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    import streamlit.elements.plotly_chart  # noqa: F401  registers "streamlit" as Plotly's default template
+
+    from viz.palette import STREAMLIT_THEME
+
+    def resolved(v):
+        if isinstance(v, dict):
+            return {k: resolved(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [resolved(x) for x in v]
+        return STREAMLIT_THEME.get(v, v) if isinstance(v, str) else v
+
+    original = pio.templates["streamlit"]
+    pio.templates["streamlit"] = go.layout.Template(resolved(original.to_plotly_json()))
+    return original
+
+
+streamlit_template()
+
 
 def figure(build, trace, *args, **kwargs):
     """``build(trace, *args, **kwargs)`` (a viz/ function), from the figure cache when the Trace

@@ -58,3 +58,18 @@ MEANINGS = {
     "segment ids (A / B)": list(SEGMENT_COLORS),
     "attribution methods (faithfulness curves)": list(METHOD_COLORS.values()),
 }
+
+# Streamlit's chart theme: its Plotly template's placeholder colours (#000001…#000040) → the colours
+# Streamlit 1.67's browser code puts in their place for this app's light theme (.streamlit/config.toml).
+# ui.figures fills them in on the server (the browser's own swap is slow); not our choice of colours:
+# tests/test_browser_chart_theme.py reads them back from Chromium.
+STREAMLIT_THEME = {
+    **dict(zip((f"#{i:06d}" for i in range(1, 11)), (  # categorical
+        "#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0", "#d5dae5"))),
+    **dict(zip((f"#{i:06d}" for i in range(11, 21)), (  # sequential
+        "#e4f5ff", "#c7ebff", "#a6dcff", "#83c9ff", "#60b4ff", "#3d9df3", "#1c83e1", "#0068c9", "#0054a3", "#004280"))),
+    **dict(zip((f"#{i:06d}" for i in range(21, 31)), (  # diverging
+        "#7d353b", "#bd4043", "#ff4b4b", "#ff8c8c", "#ffc7c7", "#a6dcff", "#60b4ff", "#1c83e1", "#0054a3", "#004280"))),
+    "#000032": "#29b09d", "#000033": "#ff2b2b", "#000034": "#0068c9",  # increasing, decreasing, total
+    "#000036": "#808495", "#000037": "#262730", "#000038": "#FFFFFF",  # grey 70, grey 90, background
+    "#000039": "rgba(17, 17, 17, 0.1)", "#000040": "rgba(252, 252, 251, 1)"}  # faded text, background mix
