@@ -176,6 +176,8 @@ def smoke(folder: Path) -> dict:
         "model": lambda: model.main(["--runs", "1", "--sizes", "128", "--no-base", "--json", out("model")])["rows"],
         "figures": lambda: figures.main(["--runs", "1", "--tokens", "128", "--json", out("figures")])["pages"],
         "browser": lambda: browser.main(["--runs", "1", "--rss-docs", "1", "--json", out("browser")])["median"],
+        "browser_profile": lambda: browser.main(["--profile", "1", "--json", out("browser_profile")])[
+            "browser_self_ms_per_run"] or None,  # no sample in the browser's share: lost
         "explain": lambda: explain.main(["--runs", "1", "--tokens", "128", "--json", out("explain")])["ratio"],
         "heads": lambda: heads.main(["--runs", "1", "--ablation-runs", "1", "--batches", "0", "--json",
                                      out("heads")])["rows"],

@@ -1,7 +1,7 @@
 """The real app in a real browser: time to the first heatmap, to switch head, bytes on the wire,
 server memory.
 
-    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--model NAME=BACKBONE_DIR,CHECKPOINT] [--json OUT]
+    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--model NAME=BACKBONE_DIR,CHECKPOINT] [--profile N] [--json OUT]
 
 Starts ``streamlit run app.py`` on a free local port and drives Debian's Chromium (headless)
 with Playwright. Each run is a fresh browser session on the BERT attention page with a
@@ -24,6 +24,11 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
 - the same click → first heatmap and layer switch over an emulated 20 Mbit/s down, 5 Mbit/s up,
   40 ms link (Chromium DevTools ``Network.emulateNetworkConditions``), one more fresh session per run.
+
+``--profile N``: instead, N fresh sessions' click → first heatmap under Chromium's CPU profiler
+(CDP ``Profiler``, a sample every 200 µs; it slows the page): the browser's share (after the chart's
+message arrived) as milliseconds a run per function (self time; the script's file and column),
+the largest first: where the browser's time goes.
 
 Medians over ``--runs`` (after one warm-up run). Then a fresh server summarizes ``--rss-docs``
 documents in one session (the trace cache keeps the last 8) and the server's VmRSS / VmHWM
@@ -203,6 +208,32 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
         page.close()
 
 
+def profile_first_heatmap(browser, url: str, texts: list[str], timeout_s: float) -> dict[str, float]:
+    """Milliseconds a run of the browser's self time per function, between the chart's message
+    and the first heatmap drawn, over fresh sessions summarizing ``texts``."""
+    import collections
+
+    spent = collections.Counter()
+    for text in texts:
+        page, counter = open_app(browser, url, "bert_attention")
+        enter_document(page, text)
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        cdp.send("Profiler.start")
+        s, chart_in = timed(page, counter, lambda: page.get_by_role("button", name="Summarize").click(), "head 1", timeout_s)
+        prof = cdp.send("Profiler.stop")["profile"]
+        page.close()
+        frames = {n["id"]: n["callFrame"] for n in prof["nodes"]}
+        t, start = prof["startTime"], prof["endTime"] - (s - (chart_in or 0)) * 1e6  # µs: the browser's share
+        for node, dt in zip(prof["samples"], prof["timeDeltas"]):
+            t += dt
+            if t >= start:
+                f = frames[node]
+                spent[f"{f['functionName'] or '(anonymous)'} {f['url'].rsplit('/', 1)[-1]}:{f['columnNumber']}"] += dt / 1e3
+    return {k: round(v / len(texts), 1) for k, v in spent.most_common(25)}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5)
@@ -213,6 +244,8 @@ def main(argv=None) -> dict:
                    help="extra environment for the streamlit server, e.g. OMP_WAIT_POLICY=PASSIVE")
     p.add_argument("--model", metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
                    help="start the app with this model (streamlit run app.py -- --model …; its default then)")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="only profile N fresh sessions' first heatmap in the browser (CDP), and print where its time went")
     p.add_argument("--json", default=None, help="default benchmarks/results/browser.json")
     args = p.parse_args(argv)
 
@@ -242,6 +275,16 @@ def main(argv=None) -> dict:
                 page, _ = open_app(browser, server.url)
                 page.close()
                 pid = server.proc.pid
+                if args.profile:
+                    one_run(browser, server.url, variant(-1), args.timeout, pid)  # warm
+                    spent = profile_first_heatmap(browser, server.url, [variant(200 + i) for i in range(args.profile)],
+                                                  args.timeout)
+                    print(f"the browser's share of click -> first heatmap, ms a run (self time; {args.profile} sessions, profiled):")
+                    for k, v in spent.items():
+                        print(f"{v:8.1f}  {k}")
+                    result = {"tokens": tokens, "sessions": args.profile, "browser_self_ms_per_run": spent}
+                    write_json("browser_profile", result, args.json)
+                    return result
                 warm = one_run(browser, server.url, variant(-1), args.timeout, pid)
                 print("warm-up", warm, flush=True)
                 for i in range(args.runs):

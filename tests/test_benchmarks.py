@@ -18,6 +18,7 @@ def test_every_benchmark_runs_at_its_smallest_size(tmp_path):
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     parts = json.loads(done.stdout.strip().splitlines()[-1])
-    ran = {"model", "figures", "browser", "explain", "heads", "what_if", "mixing", "long_document", "workshop", "class"}
+    ran = {"model", "figures", "browser", "browser_profile", "explain", "heads", "what_if", "mixing", "long_document",
+           "workshop", "class"}
     assert {k for k, v in parts.items() if v == "ok"} >= ran, parts
     assert all((tmp_path / f"{name}.json").exists() for name in ran)

@@ -18,11 +18,12 @@ DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties 
 
 # Streamlit's chart theme names its colours in its Plotly template by placeholders, and the browser
 # swaps them for the theme's colours: it turns each chart's whole spec into a string and runs 38
-# ``replaceAll`` over it, twice as a chart mounts. With a placeholder to replace, each pass over a
-# 470-token map's 1.1 MB spec took 55-136 ms in Chromium; with none, under 1 ms. So the template
-# carries this app's colours already (viz.palette.STREAMLIT_THEME, what Streamlit 1.67's browser code
-# puts there for .streamlit/config.toml's theme; tests/test_browser_chart_theme.py checks that the
-# browser makes the same template from either). The theme's fonts and sizes are still the browser's to add.
+# ``replaceAll`` over it, twice as a chart mounts, each one that finds a placeholder copying the
+# string (1.1 MB for a 470-token map). So the template carries this app's colours already
+# (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's browser code puts there for .streamlit/config.toml's
+# theme; tests/test_browser_chart_theme.py checks that the browser makes the same template from
+# either): the passes only search (profiled, 192 → 153 ms a first heatmap: benchmarks/README.md).
+# The theme's fonts and sizes are still the browser's to add.
 
 
 @functools.cache  # once per process, before the app builds a figure
