@@ -16,7 +16,8 @@ from ui.view import HEADS_VIEWS
 from ui.figures import figure, head_map, plot
 from ui.models import backbone_name
 from ui.resources import get_model
-from ui.runs import asked, cached, head_stats, peek, progress, run_ablation, run_trace, seconds_per_window, side_by_side
+from ui.runs import (asked, cached, head_stats, peek, progress, run_ablation, run_trace, seconds_per_window,
+                     side_by_side, stepped)
 from ui.widgets import COLORSCALES, need_trace, window_caption
 from ui.export import frame_csv
 from ui.state import keep
@@ -51,11 +52,9 @@ if gradient is None and view != VIEWS[3]:
     stop = asked("gradient", "Each head's importance (the gradient estimate)", len(trace.windows),
                  len(trace.windows) * seconds_per_window(model))
     if stop is not None:
-        bar = st.progress(0.0, "Each head's importance: one backward pass, window by window…")
-        gradient = cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(
-            model, text, k, block, progress=lambda done, total: bar.progress(
-                done / total, f"Each head's importance: window {done} of {total}")))), model_run=True)
-        bar.empty()
+        with stepped("Each head's importance, one backward pass a window", "window {done} of {total}") as step:
+            gradient = cached("gradient", params, lambda: dict(zip(AH.PARTS, AH.importance_gradient(
+                model, text, k, block, progress=step))), model_run=True)
         stop.empty()
 ablation = peek("ablation", params)  # computed by anyone on this server, else None until asked for
 

@@ -21,7 +21,7 @@ from analysis import patching as P
 from ui import a11y, state
 from ui.figures import head_map, plot, shared_figure
 from ui.resources import get_model
-from ui.runs import cached, peek, progress, sha
+from ui.runs import cached, peek, progress, sha, stepped
 from ui.widgets import examples, need_trace, result_caption, window_caption
 from ui.export import frame_csv
 from ui.state import keep
@@ -211,14 +211,10 @@ else:
     if patching is None and (slot.button("Run activation patching", type="primary", key="whatif_patch")
                              or state.for_slide()):
         try:
-            bar = st.progress(0.0, "Running B with each component taken from A…")
-            try:
+            with stepped("Running B with each component taken from A", "BERT step {done} of {total}") as step:
                 patching = cached("whatif_patch", params, lambda: P.patch(
-                    model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment,
-                    progress=lambda d, t: bar.progress(d / t, f"Running B with each component taken from A: BERT "
-                                                              f"step {d} of {t}…")), *patch_of, model_run=True)
-            finally:
-                bar.empty()
+                    model, text_a, text_b, row.a, bert_heads=heads_too, alignment=cmp.alignment, progress=step),
+                    *patch_of, model_run=True)
             slot.empty()
         except ValueError as err:  # e.g. a sentence longer than a BERT window
             st.error(markdown_text(str(err)))

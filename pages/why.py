@@ -9,7 +9,7 @@ from model.summarizer import CONTROL
 from ui import a11y, state, view
 from ui.figures import html_block, plot, shared_figure
 from ui.resources import get_model, model_slots
-from ui.runs import asked, cached, peek, run_ablation, seconds_per_window
+from ui.runs import asked, cached, peek, run_ablation, seconds_per_window, stepped
 from ui.widgets import need_trace
 from viz import explain as E
 from viz.common import markdown_text, preview
@@ -50,15 +50,10 @@ def explanation(params: dict, trace, sentences: tuple[int, ...] | None) -> dict:
     from analysis.explain import explain
 
     def compute():
-        bar = st.progress(0.0, "Attributing the scores to words…")  # gone when done (a bare "Attributed." box stayed)
-        with model_slots():
-            ex = explain(get_model(params["weights"], params["device"]), params["text"], params["k"],
-                         params["block_trigram"], sentences, mask_heads=params.get("mask_heads", ()),
-                         progress=lambda done, total: bar.progress(
-                             done / total, f"Attributing the scores to words: {done} of {total} passes"),
-                         trace=trace)  # its float32 sentence vectors: no second forward
-        bar.empty()
-        return ex
+        with stepped("Attributing the scores to words", "{done} of {total} passes") as step, model_slots():
+            return explain(get_model(params["weights"], params["device"]), params["text"], params["k"],
+                           params["block_trigram"], sentences, mask_heads=params.get("mask_heads", ()),
+                           progress=step, trace=trace)  # its float32 sentence vectors: no second forward
 
     return cached("explanation", params, compute, sentences)
 
@@ -72,14 +67,10 @@ def word_attribution(params: dict, i: int, j: int | None, method: str) -> dict:
     from analysis.attribution import attribute
 
     def compute():
-        bar = st.progress(0.0, f"{METHODS[method]}: attributing the score to words…")
-        with model_slots():
-            out = attribute(get_model(params["weights"], params["device"]), params["text"], i, j, method,
-                            mask_heads=params.get("mask_heads", ()),
-                            progress=lambda done, total: bar.progress(
-                                done / total, f"{METHODS[method]}: {done} of {total} passes"))
-        bar.empty()
-        return out
+        with stepped(f"{METHODS[method]}, attributing the score to words", "{done} of {total} passes") as step, \
+                model_slots():
+            return attribute(get_model(params["weights"], params["device"]), params["text"], i, j, method,
+                             mask_heads=params.get("mask_heads", ()), progress=step)
 
     return cached("attribution", params, compute, i, j, method)
 
@@ -193,14 +184,10 @@ else:
     ranks = {m: np.array([w["weight"] for w in method_words(i, m)]) for m in view.WORD_METHODS}
 
     def compute_curves():
-        bar = st.progress(0.0, "Deleting and restoring words, scoring again…")
-        try:
-            with model_slots():
-                return curves(get_model(params["weights"], params["device"]), params["text"], i, ranks,
-                              mask_heads=params.get("mask_heads", ()), progress=lambda d, t: bar.progress(
-                                  d / t, f"Deleting and restoring words, scoring again: {d} of {t} copies…"))
-        finally:
-            bar.empty()
+        with stepped("Deleting and restoring words, scoring again", "{done} of {total} copies") as step, \
+                model_slots():
+            return curves(get_model(params["weights"], params["device"]), params["text"], i, ranks,
+                          mask_heads=params.get("mask_heads", ()), progress=step)
 
     c = cached("method_curves", params, compute_curves, i)
     plot(E.method_curves(c, {**METHODS, "random": "random order"}), key="why_method_curves")
@@ -234,12 +221,9 @@ else:
         ablation = run_ablation(params)  # shared with the Heads page's exact ablation
 
     def compute():
-        bar = st.progress(0.0, "Comparing the two scores: words and heads…")
-        with model_slots():
-            out = contrast(model_, params["text"], i_c, j_c, params["k"], params["block_trigram"],
-                           params.get("mask_heads", ()), ablation=ablation, trace=trace, exact=exact, method=method)
-        bar.empty()
-        return out
+        with stepped("Comparing the two scores: words and heads"), model_slots():  # no steps of its own
+            return contrast(model_, params["text"], i_c, j_c, params["k"], params["block_trigram"],
+                            params.get("mask_heads", ()), ablation=ablation, trace=trace, exact=exact, method=method)
 
     cmp = cached("contrast", params, compute, i_c, j_c, exact, method)
     st.info(markdown_text(cmp["verdict"]), icon=":material/balance:")  # its words are the document's: text
@@ -306,15 +290,14 @@ if st.session_state.get("why_board"):
     from analysis import faithfulness as FA
 
     def board():
-        bar = st.progress(0.0, "Deleting tokens and scoring again…")
         model = get_model(params["weights"], params["device"])
-        with model_slots():
+        with stepped("Deleting tokens and scoring again", "{done} of {total} runs") as step, model_slots():
             enc = model.encode(params["text"], model.max_windows)
             heads = params.get("mask_heads", ())
             cap = M.capture(model, enc, M.sentence_window(model, enc, i, heads), heads)
             zeroed = None if vz_layer is None else M.value_zeroing(model, cap, vz_layer)[0]
             return FA.faithfulness(model, enc, i, params.get("mask_heads", ()), zeroed=zeroed, cap=cap,
-                                  progress=lambda d, t: bar.progress(d / t, f"{d} / {t} runs"))
+                                   progress=step)
 
     b = cached("scoreboard", params, board, i, vz_layer)
     st.info(b["verdict"], icon=":material/verified:")

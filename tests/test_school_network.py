@@ -197,6 +197,36 @@ def test_a_run_says_each_window_it_starts_to_whoever_watches_and_the_app_draws_a
     assert drawn == []  # over before SHOW_AFTER_S: no bar at all
 
 
+def test_a_computation_that_counts_its_steps_draws_one_bar_gone_however_it_ends(summarizer, monkeypatch):
+    """ui.runs.stepped, the Why, Heads, What if and BERT attention pages' bars: it says what is being
+    computed at once, moves with the analysis's own progress(done, total), says the step after what,
+    and is removed when the block ends, an error included (the Why page's scoreboard left its bar
+    at 100 % before)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from analysis.mixing import mixing
+    from helpers import SHORT
+    from ui import runs
+
+    drawn, emptied = [], []
+    real_progress, real_empty = DeltaGenerator.progress, DeltaGenerator.empty
+    monkeypatch.setattr(DeltaGenerator, "progress", lambda self, value, text=None: (
+        drawn.append((value, text)), real_progress(self, value, text))[1])
+    monkeypatch.setattr(DeltaGenerator, "empty", lambda self: (emptied.append(len(drawn)), real_empty(self))[1])
+    real_bar = runs.st.progress  # bound to the page's main container when streamlit was imported
+    monkeypatch.setattr(runs.st, "progress", lambda value, text=None: (drawn.append((value, text)), real_bar(value, text))[1])
+    L = summarizer.trace(SHORT).bert_attention.shape[0]  # BERT layers
+    with runs.stepped("Measuring", lambda done, total: f"layer {min(done, total - 1)} of {total - 1}") as step:
+        mixing(summarizer, SHORT, progress=step)
+    assert drawn[0] == (0.0, "Measuring…") and len(drawn) == 1 + L + 1 and emptied == [len(drawn)], drawn
+    assert [v for v, _ in drawn] == sorted(v for v, _ in drawn) and drawn[-1] == (1.0, f"Measuring: layer {L} of {L}")
+    drawn.clear(), emptied.clear()
+    with pytest.raises(ZeroDivisionError), runs.stepped("Dividing", "step {done} of {total}") as step:
+        step(1, 3)
+        1 / 0
+    assert drawn == [(0.0, "Dividing…"), (1 / 3, "Dividing: step 1 of 3")] and emptied == [2]
+
+
 # ---------------------------------------------------------------- corpus uploads: private on disk
 
 def test_corpus_uploads_are_private_on_disk_and_another_users_folder_is_refused(tmp_path, monkeypatch):

@@ -95,6 +95,20 @@ def progress(what: str, runs: int = 1):
                 holder.empty()
 
 
+@contextmanager
+def stepped(what: str, step="{done} of {total}"):
+    """A progress bar while the block runs, for a computation that counts its own steps (an
+    analysis's ``progress=``): it says ``what`` is being computed, the block moves it with the
+    yielded ``progress(done, total)`` ("what: " + ``step``, a format string or a function of done
+    and total), and it is gone when the block ends, however it ends."""
+    bar = st.progress(0.0, text=f"{what}…")
+    say = step if callable(step) else lambda done, total: step.format(done=done, total=total)
+    try:
+        yield lambda done, total: bar.progress(min(done / max(total, 1), 1.0), text=f"{what}: {say(done, total)}")
+    finally:
+        bar.empty()
+
+
 def cached(kind: str, params: dict, compute, *extra, model_run: bool = False):
     """The result ``kind`` of ``params`` (a Summarize's settings) and ``extra``, from the server-wide
     result cache, else ``compute()`` once (``model_run``: holding one of the server's model slots),
@@ -231,15 +245,10 @@ def run_ablation(params: dict):
     Why page's exact contrast read and write the one entry."""
     from analysis import heads as AH
 
-    what = "Switching every head off, one at a time"
-    bar = st.progress(0.0, text=f"{what}…")
-    try:
+    with stepped("Switching every head off, one at a time", "batch {done} of {total}") as step:
         return cached("ablation", params, lambda: AH.importance_ablation(
             get_model(params["weights"], params["device"]), params["text"], params["k"], params["block_trigram"],
-            progress=lambda done, total: bar.progress(done / total, text=f"{what}: batch {done} of {total}")),
-            model_run=True)
-    finally:
-        bar.empty()
+            progress=step), model_run=True)
 
 
 def batch_key(texts: list[str], layer: int) -> tuple:
@@ -264,14 +273,10 @@ def run_mixing(trace):
     def compute():
         from analysis.mixing import mixing
 
-        bar = st.progress(0.0, "Measuring what each token contributed (norms, ALTI)…")
-        with model_slots():
-            mix = mixing(get_model(params["weights"], params["device"]), params["text"], trace.window,
-                         trace.summary.masked_heads,
-                         progress=lambda done, total: bar.progress(done / total, f"layer {min(done, total - 1)} of "
-                                                                                 f"{total - 1}"))
-        bar.empty()
-        return mix
+        with stepped("Measuring what each token contributed (norms, ALTI)",
+                     lambda done, total: f"layer {min(done, total - 1)} of {total - 1}") as step, model_slots():
+            return mixing(get_model(params["weights"], params["device"]), params["text"], trace.window,
+                          trace.summary.masked_heads, progress=step)
 
     return derived(trace, "mixing", compute)
 
@@ -294,12 +299,10 @@ def run_value_zeroing(trace, layer: int):
     params = state.params()
 
     def compute():
-        bar = st.progress(0.0, f"Zeroing each token's values in layer {layer + 1}…")
-        with model_slots():
+        with stepped(f"Zeroing each token's values in layer {layer + 1}", "token {done} of {total}") as step, \
+                model_slots():
             out = value_zeroing(get_model(params["weights"], params["device"]), params["text"], layer, trace.window,
-                                trace.summary.masked_heads,
-                                progress=lambda done, total: bar.progress(done / total, f"token {done} of {total}"))
-        bar.empty()
+                                trace.summary.masked_heads, progress=step)
         return tuple(np.asarray(a, dtype=np.float32) for a in out)
 
     return derived(trace, f"value-zeroing-{layer}", compute)
