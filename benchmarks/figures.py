@@ -7,7 +7,10 @@ Each figure is built with the page's default choices (layer 1, head 1, first que
 by the same viz/ function the page calls, then serialized the way ``st.plotly_chart`` does
 (streamlit 1.67: ``plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)``
 then ``plotly.io.to_json(fig, validate=False)``); its length is what goes into the websocket
-message (protobuf adds a few bytes). Medians of ``--runs`` runs; prints a table, writes JSON.
+message (protobuf adds a few bytes). "draw ms": the same for the figure as the app keeps it in its
+figure cache (``ui.figures.wired``: its copy for the wire), what each session's draw of a shared
+figure costs; Plotly's JSON engine is the app's (set by ui.figures). Medians of ``--runs`` runs;
+prints a table, writes JSON.
 """
 from __future__ import annotations
 
@@ -61,21 +64,26 @@ def page_figures(trace) -> dict[str, dict[str, callable]]:
 
 
 def measure(build, runs: int) -> dict:
-    builds, sers, size = [], [], 0
+    from ui.figures import wired
+
+    builds, sers, draws, size = [], [], [], 0
     for _ in range(runs + 1):  # the first run warms up (imports, caches) and is dropped
         t = time.perf_counter()
         out = build()
         b = time.perf_counter() - t
         figs = out.values() if isinstance(out, dict) else [out]
-        s, size = 0.0, 0
+        s, d, size = 0.0, 0.0, 0
         for f in figs:
             spec, dt = streamlit_json(f)
             s, size = s + dt, size + len(spec.encode())
+            d += streamlit_json(getattr(wired(f), "_wire", f))[1]
         builds.append(b)
         sers.append(s)
-    builds, sers = builds[1:], sers[1:]
+        draws.append(d)
+    builds, sers, draws = builds[1:], sers[1:], draws[1:]
     return {"build_ms": round(statistics.median(builds) * 1000, 1),
-            "serialize_ms": round(statistics.median(sers) * 1000, 1), "bytes": size}
+            "serialize_ms": round(statistics.median(sers) * 1000, 1),
+            "shared_draw_ms": round(statistics.median(draws) * 1000, 1), "bytes": size}
 
 
 def main(argv=None) -> dict:
@@ -96,7 +104,7 @@ def main(argv=None) -> dict:
             rows.append({"page": page, "figure": name, **measure(build, args.runs)})
     pages = {}
     for r in rows:
-        agg = pages.setdefault(r["page"], {"build_ms": 0.0, "serialize_ms": 0.0, "bytes": 0})
+        agg = pages.setdefault(r["page"], {"build_ms": 0.0, "serialize_ms": 0.0, "shared_draw_ms": 0.0, "bytes": 0})
         for k in agg:
             agg[k] = round(agg[k] + r[k], 1) if k != "bytes" else agg[k] + r[k]
     result = {"tokens": len(trace.tokens), "sentences": len(trace.input_sentences), "runs": args.runs,
@@ -104,12 +112,14 @@ def main(argv=None) -> dict:
               "rows": rows, "pages": pages}
     print(f"{len(trace.tokens)} tokens, {len(trace.input_sentences)} sentences; median of {args.runs} runs; "
           f"bytes = st.plotly_chart's JSON spec (plotly {plotly.__version__})")
-    print(f"{'page':48} {'figure':28} {'build ms':>9} {'to JSON ms':>10} {'KB':>9}")
+    print(f"{'page':48} {'figure':28} {'build ms':>9} {'to JSON ms':>10} {'draw ms':>8} {'KB':>9}")
     for r in rows:
-        print(f"{r['page']:48} {r['figure']:28} {r['build_ms']:>9} {r['serialize_ms']:>10} {r['bytes'] / 1024:>9.1f}")
+        print(f"{r['page']:48} {r['figure']:28} {r['build_ms']:>9} {r['serialize_ms']:>10} {r['shared_draw_ms']:>8} "
+              f"{r['bytes'] / 1024:>9.1f}")
     print("per page:")
     for page, a in pages.items():
-        print(f"{page:48} {'':28} {a['build_ms']:>9} {a['serialize_ms']:>10} {a['bytes'] / 1024:>9.1f}")
+        print(f"{page:48} {'':28} {a['build_ms']:>9} {a['serialize_ms']:>10} {a['shared_draw_ms']:>8} "
+              f"{a['bytes'] / 1024:>9.1f}")
     write_json("figures", result, args.json)
     return result
 

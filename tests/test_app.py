@@ -195,6 +195,10 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     # what was sent is the figure's own JSON, though drawn from its copy kept for the wire
     plain = plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(maps[0], True), validate=False)
     assert maps[0]._wire is not maps[0] and json.loads(specs[0]) == json.loads(plain)
+    # each draw hands Streamlit the plain dict made once: its arrays as the same base64 objects, no copy
+    a, b = maps[0]._wire.to_dict(), maps[0]._wire.to_dict()
+    assert a is not b and a["data"][0] is not b["data"][0] and a["data"][0]["z"] is b["data"][0]["z"]
+    assert plotly.io.json.config.default_engine == "orjson"  # ui.figures: Plotly's engine for the app
     assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
     assert figure_bytes(maps[0]) > figure_bytes(go.Figure(maps[0]))  # the copy for the wire counts
     small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(go.Figure(maps[0])), size=figure_bytes)

@@ -4,7 +4,10 @@ buttons relay clicks to the server, and Plotly's code loaded early."""
 from __future__ import annotations
 
 import functools
+import json
 
+import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 
 from ui import state
@@ -30,8 +33,6 @@ DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties 
 def streamlit_template():
     """Streamlit's Plotly template as Streamlit registered it (its placeholders); the default
     template is from now on the same with ``STREAMLIT_THEME``'s colours in their place."""
-    import plotly.graph_objects as go
-    import plotly.io as pio
     import streamlit.elements.plotly_chart  # noqa: F401  registers "streamlit" as Plotly's default template
 
     from viz.palette import STREAMLIT_THEME
@@ -48,6 +49,11 @@ def streamlit_template():
     return original
 
 
+# Plotly's JSON engine in this process: orjson (requirements.txt) serializes a shared figure's plain
+# dict (Wired) in 2.6 ms where the json module's encoder, which encodes, decodes and encodes again,
+# takes 13 (the 470-token map; benchmarks.figures).
+JSON_ENGINE = "orjson"
+pio.json.config.default_engine = JSON_ENGINE
 streamlit_template()
 
 
@@ -67,18 +73,31 @@ def shared_figure(trace, name: tuple, build):
 
 
 def wired(fig):
-    """A shared figure keeps, as ``fig._wire``, a copy whose arrays are already in plotly.js's
-    base64 form. ``st.plotly_chart`` converts every NumPy array of a figure again on each draw,
-    and each conversion asks narwhals whether the array is a dataframe: a 470-token map with its
-    previews costs 20 ms a draw, its copy 8 ms, for 8 ms once to make the copy. The copy is made
-    from the figure's own dict, already validated, so Plotly is told not to validate it again
-    (``_validate=False``, 32 ms otherwise). Both serialize to the same JSON (tests/test_app.py)."""
-    import plotly.graph_objects as go
-
+    """A shared figure keeps, as ``fig._wire``, itself as plotly.js reads it, made once
+    (``Wired``). On each draw ``st.plotly_chart`` takes the figure's ``to_dict()``: a deep copy with
+    every NumPy array converted to base64 again (each conversion asking narwhals whether the array
+    is a dataframe), then serializes it; ``Wired.to_dict`` hands it the plain dict made once, and
+    Plotly's orjson engine serializes that (``JSON_ENGINE``). A 470-token map with its previews:
+    22 ms a draw before, 13 with the plain dict alone, 2.6 with both (benchmarks.figures).
+    Both serialize to the same JSON (tests/test_app.py)."""
     for f in fig.values() if isinstance(fig, dict) else [fig]:  # or a dict of them (the Learn page's steps)
         if isinstance(f, go.Figure):
-            f._wire = go.Figure(f.to_dict(), _validate=False)
+            f._wire = Wired(f)
     return fig
+
+
+class Wired(go.Figure):
+    """A shared figure's copy for the wire: its plain dict (plotly.io's JSON, read back), made
+    once; ``to_dict`` gives it out without copying the arrays (a new list of trace dicts only:
+    plotly.io.to_json pops each trace's uid). Nobody may change one: it is shared."""
+
+    def __init__(self, fig: go.Figure):
+        plain = json.loads(pio.to_json(fig, validate=False))
+        super().__init__(plain, _validate=False)  # already valid: not validated again (32 ms on the map)
+        self._plain = plain
+
+    def to_dict(self) -> dict:
+        return {**self._plain, "data": [dict(t) for t in self._plain["data"]]}
 
 
 def _for_wire(fig):
