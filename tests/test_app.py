@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 
 import numpy as np
@@ -198,7 +199,7 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     # each draw hands Streamlit the plain dict made once: its arrays as the same base64 objects, no copy
     a, b = maps[0]._wire.to_dict(), maps[0]._wire.to_dict()
     assert a is not b and a["data"][0] is not b["data"][0] and a["data"][0]["z"] is b["data"][0]["z"]
-    assert plotly.io.json.config.default_engine == "orjson"  # ui.figures: Plotly's engine for the app
+    assert plotly.io.json.config.default_engine == "auto" and importlib.util.find_spec("orjson")  # Plotly takes orjson
     assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
     assert figure_bytes(maps[0]) > figure_bytes(go.Figure(maps[0]))  # the copy for the wire counts
     small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(go.Figure(maps[0])), size=figure_bytes)

@@ -49,11 +49,6 @@ def streamlit_template():
     return original
 
 
-# Plotly's JSON engine in this process: orjson (requirements.txt) serializes a shared figure's plain
-# dict (Wired) in 2.6 ms where the json module's encoder, which encodes, decodes and encodes again,
-# takes 13 (the 470-token map; benchmarks.figures).
-JSON_ENGINE = "orjson"
-pio.json.config.default_engine = JSON_ENGINE
 streamlit_template()
 
 
@@ -77,7 +72,8 @@ def wired(fig):
     (``Wired``). On each draw ``st.plotly_chart`` takes the figure's ``to_dict()``: a deep copy with
     every NumPy array converted to base64 again (each conversion asking narwhals whether the array
     is a dataframe), then serializes it; ``Wired.to_dict`` hands it the plain dict made once, and
-    Plotly's orjson engine serializes that (``JSON_ENGINE``). A 470-token map with its previews:
+    Plotly serializes that with orjson (requirements.txt; its "auto" engine takes orjson where
+    installed: the json module's encoder encodes, decodes and encodes again). A 470-token map with its previews:
     22 ms a draw before, 13 with the plain dict alone, 2.6 with both (benchmarks.figures).
     Both serialize to the same JSON (tests/test_app.py)."""
     for f in fig.values() if isinstance(fig, dict) else [fig]:  # or a dict of them (the Learn page's steps)
