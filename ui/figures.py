@@ -73,8 +73,8 @@ def wired(fig):
     every NumPy array converted to base64 again (each conversion asking narwhals whether the array
     is a dataframe), then serializes it; ``Wired.to_dict`` hands it the plain dict made once, and
     Plotly serializes that with orjson (requirements.txt; its "auto" engine takes orjson where
-    installed: the json module's encoder encodes, decodes and encodes again). A 470-token map with its previews:
-    22 ms a draw before, 13 with the plain dict alone, 2.6 with both (benchmarks.figures).
+    installed: the json module's encoder encodes, decodes and encodes again). A draw of a 470-token
+    map with its previews: 15-17 ms before, 3.7-3.8 now ("draw ms" of ``python -m benchmarks.figures``).
     Both serialize to the same JSON (tests/test_app.py)."""
     for f in fig.values() if isinstance(fig, dict) else [fig]:  # or a dict of them (the Learn page's steps)
         if isinstance(f, go.Figure):
