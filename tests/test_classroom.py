@@ -215,7 +215,7 @@ def test_ending_a_class_ends_it_for_everyone_and_a_student_keeps_the_class_in_th
     """Issue 40: End ended the class only in the teacher's tab; a student's reload dropped them out
     of the class; the teacher's head pick did not reach the students on a short document; a bidi
     override in ?class= reversed the warning."""
-    short = " ".join(SHORT.split(". ")[:4]) + "."  # under 160 tokens: every head's map is exact in the browser
+    short = " ".join(SHORT.split(". ")[:4]) + "."  # under EXACT_TOKENS: every head's map is exact in the browser
     teacher = summarize(new_app(), short)
     button(teacher, "class_start").click().run()
     code = teacher.session_state[C.TEACHING]

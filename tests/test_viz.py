@@ -287,6 +287,21 @@ def test_short_windows_send_every_map_exact():
     assert fig.layout.meta is None and all(d.z.dtype == np.uint16 for d in fig.data)
 
 
+@pytest.mark.parametrize("n_sent", [6, 16])
+def test_windows_up_to_exact_tokens_are_exact_and_longer_ones_get_small_previews(n_sent):
+    """Up to ``EXACT_TOKENS`` every head is exact (past ``PREVIEW_CELLS`` too); past it the other
+    heads are previews of at most ``PREVIEW_CELLS`` blocks a side."""
+    big = synthetic_trace(n_sent=n_sent, words=20, L=1, H=4, short=())
+    T = len(big.tokens)
+    fig = A.token_heatmap(big, 0, 1)
+    if T <= A.EXACT_TOKENS:
+        assert T > A.PREVIEW_CELLS and fig.layout.meta is None and all(d.z.dtype == np.uint16 for d in fig.data)
+    else:
+        previews = [d.z for d in fig.data[1:]]
+        assert fig.layout.meta == {"relay": "head"} and len(previews) == 4
+        assert all(z.dtype == np.uint8 and A.PREVIEW_CELLS // 2 < len(z) <= A.PREVIEW_CELLS for z in previews)
+
+
 def test_head_grid_and_overview(trace):
     L, H = trace.bert_attention.shape[:2]
     grid = A.head_grid(trace, 1, max_bins=16)

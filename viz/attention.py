@@ -46,8 +46,12 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
             + [dict(type="line", yref="y", xref="paper", y0=c, y1=c, x0=0, x1=1, line=line) for c in cuts])
 
 
-PREVIEW_CELLS = 160  # the heads not shown ride along block-averaged to at most this many cells a side
-LAYER_PREVIEW_CELLS = 80  # the other layers, coarser: 11 of them (BERT-base) then add ~0.1 MB, not ~0.4
+EXACT_TOKENS = 160  # windows up to this long send every head's map exact: no head button needs the server
+# Past that, the heads not shown ride along block-averaged to at most this many cells a side: at 160
+# their 13 previews were 400 of a 470-token view's 1,124 KB, which Chromium's share of drawing it (and
+# the Layer selector's) grew with; at 80, 808 KB (benchmarks/README.md, session 37)
+PREVIEW_CELLS = 80
+LAYER_PREVIEW_CELLS = 80  # the other layers: 11 of them (BERT-base) then add ~0.1 MB
 
 
 def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = False,
@@ -61,8 +65,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     buttons above the map (mean, 1, 2, …) show another one in the browser, without a round trip.
     The shown map is exact: z holds each weight in 1/10,000 as uint16 (the hover prints the
     weight to 4 decimals), coloured on the ``scale`` mapping (``viz.common.weight_map``). With
-    more than ``preview_cells`` tokens the other maps are previews: block means of k × k tokens
-    as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
+    more than ``EXACT_TOKENS`` and ``preview_cells`` tokens the other maps are previews: block means of
+    k × k tokens (at most ``preview_cells`` blocks a side) as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
     hovered as previews; the page then asks the server for the head a button showed, exactly
     (``layout.meta = {"relay": "head"}``, ``ui.figures.head_map``; ``relay=True``: also when every
     map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
@@ -80,7 +84,7 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     n = len(index)
-    k = 1 if preview_cells is None or n <= preview_cells else -(-n // preview_cells)  # block side of a preview
+    k = 1 if preview_cells is None or n <= max(preview_cells, EXACT_TOKENS) else -(-n // preview_cells)  # a preview's block
     hover = f"query %{{y}}<br>key %{{x}}<br>{what} " + WEIGHT_HOVER + "<extra></extra>"
     shown = "" if what == "weight" else f" ({what})"
     name = lambda h: "mean of heads" if h is None else f"head {h + 1}"
