@@ -49,6 +49,8 @@ HEATMAP_DRAWN = """(title) => {
     const data = gd._fullData || [];
     if (!data.some(t => t.type === 'heatmap')) continue;
     if (!gd.querySelector('.heatmaplayer image')) continue;
+    // drawn for the user: Streamlit first plots a chart hidden, before it knows its width
+    if (gd.style.visibility === 'hidden' || !gd._fullLayout || gd._fullLayout.width < 150) continue;
     const t = gd.querySelector('.gtitle');
     if (title && !(t && t.textContent.includes(title))) continue;
     return true;
