@@ -48,7 +48,7 @@ def _sentence_lines(trace, index: np.ndarray) -> list[dict]:
 
 EXACT_TOKENS = 160  # windows up to this long send every head's map exact: no head button needs the server
 # Past that, the heads not shown ride along block-averaged to at most this many cells a side: at 160
-# their 13 previews were 400 of a 470-token view's 1,124 KB, which Chromium's share of drawing it (and
+# their 12 previews were 400 of a 470-token view's 1,124 KB, which Chromium's share of drawing it (and
 # the Layer selector's) grew with; at 80, 808 KB (benchmarks/README.md, session 37)
 PREVIEW_CELLS = 80
 LAYER_PREVIEW_CELLS = 80  # the other layers: 11 of them (BERT-base) then add ~0.1 MB
@@ -65,9 +65,9 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     buttons above the map (mean, 1, 2, …) show another one in the browser, without a round trip.
     The shown map is exact: z holds each weight in 1/10,000 as uint16 (the hover prints the
     weight to 4 decimals), coloured on the ``scale`` mapping (``viz.common.weight_map``). With
-    more than ``EXACT_TOKENS`` and ``preview_cells`` tokens the other maps are previews: block means of
-    k × k tokens (at most ``preview_cells`` blocks a side) as uint8 colour levels (1 byte a cell, ~1/(2k²) of the exact map's bytes), titled and
-    hovered as previews; the page then asks the server for the head a button showed, exactly
+    more than ``EXACT_TOKENS`` and ``preview_cells`` tokens the other maps are previews: block means
+    of k × k tokens (at most ``preview_cells`` blocks a side) as uint8 colour levels (1 byte a cell,
+    ~1/(2k²) of the exact map's bytes), titled and hovered as previews; the page then asks the server for the head a button showed, exactly
     (``layout.meta = {"relay": "head"}``, ``ui.figures.head_map``; ``relay=True``: also when every
     map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
     sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
