@@ -67,7 +67,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     weight to 4 decimals), coloured on the ``scale`` mapping (``viz.common.weight_map``). With
     more than ``EXACT_TOKENS`` and ``preview_cells`` tokens the other maps are previews: block means
     of k × k tokens (at most ``preview_cells`` blocks a side) as uint8 colour levels (1 byte a cell,
-    ~1/(2k²) of the exact map's bytes), titled and hovered as previews; the page then asks the server for the head a button showed, exactly
+    ~1/(2k²) of the exact map's bytes), titled and hovered as previews; the page then asks the
+    server for the head a button showed, exactly
     (``layout.meta = {"relay": "head"}``, ``ui.figures.head_map``; ``relay=True``: also when every
     map is exact, so a class's teacher's pick reaches the server and the students). ``preview_cells=None``
     sends every map exact (a figure for a file of its own). The exact weights of all 13 maps do not fit
@@ -84,7 +85,8 @@ def token_heatmap(trace, layer: int, head: int | None, *, hide_special: bool = F
     heads = [None, *range(len(a))]                          # None = the mean over heads
     maps = np.concatenate([a.mean(0, keepdims=True), a])   # [1 + H, n, n], in the order of heads
     n = len(index)
-    k = 1 if preview_cells is None or n <= max(preview_cells, EXACT_TOKENS) else -(-n // preview_cells)  # a preview's block
+    # a preview's block side (1: every map exact)
+    k = 1 if preview_cells is None or n <= max(preview_cells, EXACT_TOKENS) else -(-n // preview_cells)
     hover = f"query %{{y}}<br>key %{{x}}<br>{what} " + WEIGHT_HOVER + "<extra></extra>"
     shown = "" if what == "weight" else f" ({what})"
     name = lambda h: "mean of heads" if h is None else f"head {h + 1}"
