@@ -105,6 +105,8 @@ def preload_plotly():
     chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
     loads it while the user is still pasting (the gain: benchmarks/README.md)."""
     st.plotly_chart(_blank(), key="plotly_preload", config={"staticPlot": True})
+    from ui import plotly_mount  # SPIKE: our plotly.js too
+    plotly_mount.draw(_blank(), "plotly_mount_preload", {"staticPlot": True})
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,7 +193,11 @@ def plot(fig, key: str | None = None):
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
     if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
-        st.plotly_chart(_for_wire(fig), key=key, config=config)
+        if key == "bert_token":  # SPIKE: our own mount
+            from ui import plotly_mount
+            plotly_mount.draw(fig, key, config)
+        else:
+            st.plotly_chart(_for_wire(fig), key=key, config=config)
     else:
         st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
