@@ -2,6 +2,7 @@
 browser code is served from memory, gzipped, and nothing else is."""
 from __future__ import annotations
 
+import re
 import zlib
 
 
@@ -74,6 +75,7 @@ def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatc
     from ui import wire
 
     monkeypatch.setattr(StaticFiles, "file_response", StaticFiles.file_response)  # undone after
+    monkeypatch.setattr(StaticFiles, "lookup_path", StaticFiles.lookup_path)
     folder = os.path.join(os.path.dirname(streamlit.__file__), "static")
     js = max((f for f in os.listdir(os.path.join(folder, "static", "js")) if f.endswith(".js")),
              key=lambda f: os.path.getsize(os.path.join(folder, "static", "js", f)))
@@ -103,5 +105,43 @@ def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatc
             (tmp_path / "ABCD.json").write_text(f'{{"version": {version}}}')
             status, headers, body = call(other, "/ABCD.json", accept_encoding="gzip")
             assert body == f'{{"version": {version}}}'.encode() and "content-encoding" not in headers
+    finally:
+        wire.keep_static.cache_clear()
+
+
+def test_plotly_js_is_served_with_streamlits_code_gzipped_and_kept(monkeypatch, tmp_path):
+    """The chart element's plotly.js (plotly.py's own file) comes from Streamlit's static handler at
+    a path that names its version: gzipped once, cached for good (``immutable``), a 304 on a
+    revalidation; not from before app.py's first run, and not from another folder's handler."""
+    import gzip
+    import os
+
+    import pytest
+    import streamlit
+    from starlette.exceptions import HTTPException
+    from starlette.staticfiles import StaticFiles
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    from ui import wire
+
+    monkeypatch.setattr(StaticFiles, "file_response", StaticFiles.file_response)  # undone after
+    monkeypatch.setattr(StaticFiles, "lookup_path", StaticFiles.lookup_path)
+    url, file = wire.plotly_js()
+    raw = open(file, "rb").read()
+    version = re.match(rb"/\*\*\n\* plotly\.js v([0-9.]+)\n", raw).group(1).decode()  # the file's own header
+    assert url == f"static/microscope/plotly-{version}.min.js"
+    handler = create_streamlit_static_handler(os.path.join(os.path.dirname(streamlit.__file__), "static"), None)
+    assert call(handler, "/" + url)[2] != raw  # Streamlit's own answer (its index page) until app.py has run
+    wire.keep_static.cache_clear()
+    try:
+        assert wire.keep_static()
+        status, headers, body = call(handler, "/" + url, accept_encoding="gzip")
+        assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == raw
+        assert "immutable" in headers["cache-control"] and "javascript" in headers["content-type"]
+        assert call(handler, "/" + url, if_none_match=headers["etag"])[0] == 304
+        assert call(handler, "/" + url)[2] == raw
+        with pytest.raises(HTTPException) as no:  # another folder's handler: not there
+            call(StaticFiles(directory=tmp_path), "/" + url)
+        assert no.value.status_code == 404
     finally:
         wire.keep_static.cache_clear()
