@@ -5,37 +5,38 @@ export default function(component) {
   const { data, parentElement } = component;
   const bytes = data instanceof Uint8Array ? data : new Uint8Array(data || []);
   let div = parentElement.querySelector(':scope > .microscope-chart');
-  if (div && same(div.__bytes, bytes)) return () => {};
+  if (div && same(div.__want, bytes)) return undefined;  // drawn, or on its way
   let sent;
   try {
     sent = JSON.parse(new TextDecoder().decode(bytes));
   } catch (e) {
-    return () => {};  // not a figure: nothing drawn (the server sends only what ui/chart.py made)
+    return undefined;  // not a figure: nothing drawn (the server sends only what ui/chart.py made)
   }
   if (!div) {
     div = document.createElement('div');
     div.className = 'microscope-chart';
+    div.style.width = '100%';
     parentElement.appendChild(div);
   }
-  div.__bytes = bytes;
-  div.style.width = '100%';
+  div.__want = bytes;  // the latest figure: one still waiting for plotly.js is not drawn after it
   div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px';
-  let gone = false, observer = null;
   plotly(sent.lib).then((Plotly) => {
-    if (gone) return;
+    if (div.__want !== bytes) return;
     const config = {...sent.config, responsive: false, displaylogo: false,
                     modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud']};
     if (!config.staticPlot) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];
     Plotly.react(div, sent.figure.data, sent.figure.layout, config);
-    let queued = false;  // one resize a frame, as the column's width settles
-    observer = new ResizeObserver(() => {
-      if (queued) return;
-      queued = true;
-      requestAnimationFrame(() => { queued = false; if (div.isConnected && div._fullLayout) Plotly.Plots.resize(div); });
-    });
-    observer.observe(div);
+    if (!div.__resize) {  // one resize a frame, as the column's width settles
+      let queued = false;
+      div.__resize = new ResizeObserver(() => {
+        if (queued) return;
+        queued = true;
+        requestAnimationFrame(() => { queued = false; if (div.isConnected && div._fullLayout) Plotly.Plots.resize(div); });
+      });
+      div.__resize.observe(div);
+    }
   });
-  return () => { gone = true; if (observer) observer.disconnect(); };
+  return undefined;
 }
 
 function same(a, b) {
@@ -57,20 +58,19 @@ function plotly(url) {
   return window.__microscopePlotly;
 }
 
-// Plotly's modebar button that fills the window with the chart, and Esc or the button again brings it back
+// Plotly's modebar button that shows the chart alone on the screen (the browser's full screen: Esc,
+// or the button again, ends it)
 function fullscreen(div, Plotly) {
   const path = 'M32 32h128v64H96v64H32zM352 32h128v128h-64V96h-64zM32 352h64v64h64v64H32zM416 352h64v128H352v-64h64z';
-  const toggle = () => {
-    const on = !div.classList.contains('microscope-fullscreen');
-    div.classList.toggle('microscope-fullscreen', on);
-    Object.assign(div.style, on ? {position: 'fixed', inset: '0', zIndex: 1000, background: 'white', height: '100vh'}
-                                : {position: '', inset: '', zIndex: '', background: '',
-                                   height: (div.layout && div.layout.height || 450) + 'px'});
-    Plotly.relayout(div, {height: on ? window.innerHeight : (div.__height || div.layout.height)});
-  };
-  div.__height = div.__height || (div.layout && div.layout.height);
-  document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && div.classList.contains('microscope-fullscreen')) toggle();
-  });
-  return {name: 'Fullscreen', title: 'Fullscreen', icon: {width: 512, height: 512, path}, click: toggle};
+  if (!div.__fullscreen) {
+    div.__fullscreen = () => {
+      const on = document.fullscreenElement === div;
+      div.style.background = on ? 'white' : '';
+      Plotly.relayout(div, {height: on ? window.innerHeight : parseInt(div.style.height, 10)})
+        .then(() => Plotly.Plots.resize(div));
+    };
+    div.addEventListener('fullscreenchange', div.__fullscreen);
+  }
+  return {name: 'Fullscreen', title: 'Fullscreen', icon: {width: 512, height: 512, path},
+          click: () => (document.fullscreenElement === div ? document.exitFullscreen() : div.requestFullscreen())};
 }
