@@ -18,14 +18,11 @@ from viz.plain import PLAIN, kind
 
 DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties it at the top of a run
 
-# Streamlit's chart theme names its colours in its Plotly template by placeholders, and the browser
-# swaps them for the theme's colours: it turns each chart's whole spec into a string and runs 38
-# ``replaceAll`` over it, twice as a chart mounts, each one that finds a placeholder copying the
-# string (1.1 MB for a 470-token map). So the template carries this app's colours already
-# (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's browser code puts there for .streamlit/config.toml's
-# theme; tests/test_browser_chart_theme.py checks that the browser makes the same template from
-# either): the passes only search (profiled, 192 → 153 ms a first heatmap: benchmarks/README.md).
-# The theme's fonts and sizes are still the browser's to add.
+# Streamlit's Plotly template names the theme's colours by placeholders (#000001…#000040), which its
+# chart element swapped in the browser. The app's own chart element (ui/chart.py) does nothing of
+# the kind: the template carries this app's colours (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's
+# browser code puts there for .streamlit/config.toml's theme) and ui.chart the theme's layout;
+# tests/test_browser_chart_theme.py checks both against Streamlit's own element.
 
 
 @functools.cache  # once per process, before the app builds a figure
@@ -78,9 +75,9 @@ def wired(fig):
 
 
 def preload_plotly():
-    """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
-    chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
-    loads it while the user is still pasting (the gain: benchmarks/README.md)."""
+    """plotly.js (4.8 MB, 1.4 MB gzipped) loads when a session's first chart mounts, on the first
+    Summarize. An empty 10-px static chart at the foot of the sidebar loads it while the user is
+    still pasting (the gain: benchmarks/README.md)."""
     chart.draw(_blank(), "plotly_preload", {"staticPlot": True})
 
 
