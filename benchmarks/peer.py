@@ -203,7 +203,7 @@ def main(argv=None) -> dict:
         page_bytes = json.loads(browser_json.read_text()).get("bert_page_ws_bytes")
     main_row = next(r for r in rows if r["target_tokens"] == args.tokens and r["view"] == "model_view") \
         if "model_view" in args.views else None
-    result = {"rows": rows, "ours_streamlit_json_bytes": ours, "bert_page_ws_bytes": page_bytes,
+    result = {"rows": rows, "ours_chart_bytes": ours, "bert_page_ws_bytes": page_bytes,
               "model_view_html_bytes": main_row["html_bytes"] if main_row else None,
               "payload_ratio_vs_bertviz": round(main_row["html_bytes"] / page_bytes, 1)
               if main_row and page_bytes else None,
