@@ -56,6 +56,7 @@ RANGE = "() => document.querySelectorAll('.js-plotly-plot')[1].layout.xaxis.rang
 # each chart's template, and what Plotly drew from it, as the browser holds them
 READ = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => JSON.stringify({
   template: gd.layout.template, title: gd.querySelector('.gtitle').textContent,
+  tools: [...gd.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title')),
   bold: !!gd.querySelector('.gtitle [style*="bold"]'),
   drawn: ['paper_bgcolor', 'plot_bgcolor', 'font', 'colorway', 'hoverlabel'].map(k => gd._fullLayout[k]),
   axes: ['xaxis', 'yaxis'].map(a => ['gridcolor', 'zerolinecolor', 'tickfont', 'linecolor'].map(k => gd._fullLayout[a][k])),
@@ -99,5 +100,7 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
         proc.wait(15)
     assert (a.pop("title"), b.pop("title")) == ("placeholders", "resolved")  # two charts, not one read twice
     assert not PLACEHOLDER.search(json.dumps(a)) and a["drawn"][0] in ("#FFFFFF", "#fff", "white"), a["drawn"]  # swapped
+    tools = a.pop("tools"), b.pop("tools")
+    assert tools[0] == tools[1] and "Fullscreen" in tools[1], repr(tools)  # Streamlit's buttons, no "Share chart…"
     assert a == b
     assert zoomed == [0, 0.5]  # the same chart again: not drawn again, so the reader's zoom stays

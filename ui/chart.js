@@ -23,7 +23,7 @@ export default function(component) {
   plotly(sent.lib).then((Plotly) => {
     if (div.__want !== bytes) return;
     const config = {...sent.config, responsive: false, displaylogo: false,
-                    modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud']};
+                    modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
     if (!config.staticPlot) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];
     Plotly.react(div, sent.figure.data, sent.figure.layout, config);
     if (!div.__resize) {  // one resize a frame, as the column's width settles
