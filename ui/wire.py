@@ -106,5 +106,6 @@ def keep_static() -> bool:
             headers |= {"content-encoding": "gzip", "vary": "Accept-Encoding"}
         return Response(kept[key], status_code, headers=headers, media_type=response.media_type)
 
+    file_response.__wrapped__, lookup_path.__wrapped__ = base, base_lookup  # Starlette's own (for tests)
     StaticFiles.file_response, StaticFiles.lookup_path = file_response, lookup_path
     return True
