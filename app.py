@@ -9,10 +9,16 @@ import os
 
 # Many sessions share 2 cores: OpenMP threads that spin while waiting steal the CPU from each
 # other (benchmarks/README.md, load test), and glibc gives every Streamlit script thread its own
-# malloc arena (more resident memory). Both set before torch loads.
+# malloc arena (more resident memory). A view's buffers (its figure's ~0.8 MB of JSON, copied on
+# the way to the websocket) would end up inside those arenas, where freed memory stays resident
+# (glibc raises its mmap threshold after the first such free): kept at 256 KB, they go back to the
+# system when freed (~200 MB less after a few sessions: benchmarks/HISTORY.md, session 38). All set
+# before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 try:
-    ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX = 2
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-8, 2)  # M_ARENA_MAX = 2
+    libc.mallopt(-3, 256 * 1024)  # M_MMAP_THRESHOLD (fixed: no dynamic raise)
 except (OSError, AttributeError):  # not glibc
     pass
 

@@ -126,7 +126,7 @@ def open_app(browser, url: str, path: str = "", throttle: bool = False):
     counter = Bytes(page)
     page.goto(f"{url}/{path}", timeout=120_000)
     page.get_by_role("button", name="Summarize").wait_for(timeout=180_000)
-    # the sidebar's blank chart is drawn once Plotly's 4.7 MB script has arrived (ui.figures.preload_plotly):
+    # the sidebar's blank chart is drawn once plotly.js (4.8 MB) has arrived (ui.figures.preload_plotly):
     # a user is still pasting then; over a slow link that download is seconds
     page.locator('[data-testid="stSidebar"] .js-plotly-plot').first.wait_for(state="attached", timeout=180_000)
     wait_idle(page)

@@ -1,16 +1,14 @@
 """Figure cost per page: time to build each page's figures for one ~512-token document, and
-the bytes Streamlit sends for them.
+the bytes the app's chart element sends for them.
 
     python -m benchmarks.figures [--tokens 512] [--runs 5] [--json OUT]
 
 Each figure is built with the page's default choices (layer 1, head 1, first query token, …)
-by the same viz/ function the page calls, then serialized the way ``st.plotly_chart`` does
-(streamlit 1.67: ``plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)``
-then ``plotly.io.to_json(fig, validate=False)``); its length is what goes into the websocket
+by the same viz/ function the page calls, then encoded the way the chart element sends it
+(``ui.chart.figure_bytes``: the figure's JSON, themed); its length is what goes into the websocket
 message (protobuf adds a few bytes). "draw ms": the same for the figure as the app keeps it in its
-figure cache (``ui.figures.wired``: its copy for the wire), what each session's draw of a shared
-figure costs; Plotly's JSON engine is the app's (set by ui.figures). Medians of ``--runs`` runs;
-prints a table, writes JSON.
+figure cache (``ui.figures.wired``: its bytes made once), what each session's draw of a shared
+figure costs. Medians of ``--runs`` runs; prints a table, writes JSON.
 """
 from __future__ import annotations
 
@@ -19,17 +17,17 @@ import statistics
 import time
 
 import plotly
-import plotly.io as pio
 
 from benchmarks.common import write_json
 
 
-def streamlit_json(fig) -> tuple[str, float]:
-    """What st.plotly_chart puts in its protobuf ``spec`` field, and the seconds it took."""
+def chart_bytes(fig) -> tuple[bytes, float]:
+    """What the chart element sends for ``fig`` (ui.chart.figure_bytes), and the seconds it took."""
+    from ui.chart import figure_bytes
+
     t = time.perf_counter()
-    fig = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
-    spec = pio.to_json(fig, validate=False)
-    return spec, time.perf_counter() - t
+    data = figure_bytes(fig)
+    return data, time.perf_counter() - t
 
 
 def page_figures(trace) -> dict[str, dict[str, callable]]:
@@ -74,9 +72,9 @@ def measure(build, runs: int) -> dict:
         figs = out.values() if isinstance(out, dict) else [out]
         s, d, size = 0.0, 0.0, 0
         for f in figs:
-            spec, dt = streamlit_json(f)
-            s, size = s + dt, size + len(spec.encode())
-            d += streamlit_json(getattr(wired(f), "_wire", f))[1]
+            data, dt = chart_bytes(f)
+            s, size = s + dt, size + len(data)
+            d += chart_bytes(wired(f))[1]  # a shared figure: its bytes made once, when cached
         builds.append(b)
         sers.append(s)
         draws.append(d)
@@ -108,10 +106,10 @@ def main(argv=None) -> dict:
         for k in agg:
             agg[k] = round(agg[k] + r[k], 1) if k != "bytes" else agg[k] + r[k]
     result = {"tokens": len(trace.tokens), "sentences": len(trace.input_sentences), "runs": args.runs,
-              "plotly": plotly.__version__, "json_engine": pio.json.config.default_engine,
+              "plotly": plotly.__version__,
               "rows": rows, "pages": pages}
     print(f"{len(trace.tokens)} tokens, {len(trace.input_sentences)} sentences; median of {args.runs} runs; "
-          f"bytes = st.plotly_chart's JSON spec (plotly {plotly.__version__})")
+          f"bytes = what the chart element sends (plotly {plotly.__version__})")
     print(f"{'page':48} {'figure':28} {'build ms':>9} {'to JSON ms':>10} {'draw ms':>8} {'KB':>9}")
     for r in rows:
         print(f"{r['page']:48} {r['figure']:28} {r['build_ms']:>9} {r['serialize_ms']:>10} {r['shared_draw_ms']:>8} "

@@ -16,7 +16,7 @@ here, so those requests are answered from a local copy (Playwright ``page.route`
 once with ``npm pack requirejs@2.3.6 d3@5.7.0 jquery@2.1.0`` into ``--vendor`` (outside the
 repo; jQuery 2.0.0 is not on npm, 2.1.0 is the nearest). The HTML itself is not modified.
 
-Ours: the same sizes for our views, serialized exactly as ``st.plotly_chart`` does, and the
+Ours: the same sizes for our views, as the app's chart element sends them (``ui.chart``), and the
 BERT-attention page's websocket bytes from ``benchmarks/results/browser.json`` when present.
 """
 from __future__ import annotations
@@ -138,15 +138,15 @@ def render(path: Path, vendor: Path, timeout_s: float, mem_limit_mb: float) -> d
 
 
 def our_sizes(summarizer, text: str) -> dict:
-    """Bytes st.plotly_chart would send for our closest views (see benchmarks.figures)."""
-    from benchmarks.figures import streamlit_json
+    """Bytes the app's chart element sends for our closest views (see benchmarks.figures)."""
+    from benchmarks.figures import chart_bytes
     from viz import attention as A
 
     trace = summarizer.trace(text)
     sents = sorted({int(i) for i in trace.token_sentence})
     figs = {"one_head": A.token_heatmap(trace, 0, 0, sentence_range=(sents[0], sents[-1])),
             "overview_all_layers_heads": A.overview(trace)}
-    return {k: len(streamlit_json(f)[0].encode()) for k, f in figs.items()}
+    return {k: len(chart_bytes(f)[0]) for k, f in figs.items()}
 
 
 def main(argv=None) -> dict:
@@ -203,7 +203,7 @@ def main(argv=None) -> dict:
         page_bytes = json.loads(browser_json.read_text()).get("bert_page_ws_bytes")
     main_row = next(r for r in rows if r["target_tokens"] == args.tokens and r["view"] == "model_view") \
         if "model_view" in args.views else None
-    result = {"rows": rows, "ours_streamlit_json_bytes": ours, "bert_page_ws_bytes": page_bytes,
+    result = {"rows": rows, "ours_chart_bytes": ours, "bert_page_ws_bytes": page_bytes,
               "model_view_html_bytes": main_row["html_bytes"] if main_row else None,
               "payload_ratio_vs_bertviz": round(main_row["html_bytes"] / page_bytes, 1)
               if main_row and page_bytes else None,
@@ -217,7 +217,7 @@ def main(argv=None) -> dict:
         print(f"{r['view']:11} {r['tokens']:>6} {r['html_bytes'] / 1e6:>9.1f} {r['build_s']:>8} {shown:>34} "
               f"{b.get('chromium_peak_rss_mb', ''):>11}")
     for n, o in ours.items():
-        print(f"ours at {o['tokens']} tokens (bytes st.plotly_chart sends): one head {o['one_head']:,}, "
+        print(f"ours at {o['tokens']} tokens (bytes the chart element sends): one head {o['one_head']:,}, "
               f"all layers x heads "
               f"{o['overview_all_layers_heads']:,}")
     print(f"BERT attention page websocket bytes (browser benchmark): {page_bytes}; "

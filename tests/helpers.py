@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
+import orjson
 import torch
 from safetensors.torch import save_file
 
@@ -59,9 +61,23 @@ def summarize(at, text: str, k: int = 3):
     return at
 
 
+class Chart:
+    """A chart of the app's chart element (ui/chart.py) as AppTest holds it: its ``key``, the
+    figure and config it sent, and the figure's JSON as ``proto.spec`` (as st.plotly_chart's was)."""
+
+    def __init__(self, element):
+        from ui.chart import spec as sent
+
+        self.key, self.element = element.key, element
+        data = sent(element.proto.bytes)
+        self.figure, self.config = data["figure"], data["config"]
+        self.proto = SimpleNamespace(spec=orjson.dumps(self.figure).decode(), config=json.dumps(self.config))
+
+
 def charts(at):
-    """The pages' charts (not the sidebar's blank one that preloads Plotly in the browser)."""
-    return [c for c in at.get("plotly_chart") if c.key != "plotly_preload"]
+    """The pages' charts (not the sidebar's blank one that preloads plotly.js in the browser)."""
+    return [Chart(e) for e in at.get("bidi_component")
+            if e.proto.component_name == "microscope_chart" and e.key != "plotly_preload"]
 
 
 def range_slider(at):

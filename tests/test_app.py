@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 
 import numpy as np
@@ -25,7 +24,8 @@ def test_before_summarize_an_info_on_every_page(summarizer_loaded):
         at.switch_page(page).run()
         assert not at.exception
         assert len(charts(at)) == 0 and "Summarize" in at.info[0].value
-        assert [c.key for c in at.sidebar.get("plotly_chart")] == ["plotly_preload"]  # Plotly's code loads now
+        assert [c.key for c in at.sidebar.get("bidi_component")
+                if c.proto.component_name == "microscope_chart"] == ["plotly_preload"]  # plotly.js loads now
 
 
 def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):
@@ -176,30 +176,31 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
 
     import plotly.graph_objects as go
     import plotly.io
-    import plotly.tools
     from streamlit.testing.v1 import AppTest
 
+    from ui.chart import figure_bytes as figure_bytes_sent
+    from ui.chart import themed
     from ui.cache import BoundedCache, figure_bytes
     from ui.resources import figure_cache
 
     figure_cache.clear()  # a new, empty cache for this test
-    specs = []
+    specs, sent = [], []
     for _ in range(2):
         at = summarize(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), SHORT)
         at.switch_page("pages/bert_attention.py").run()
         assert not at.exception
         specs.append(spec(charts(at)[0]))
+        sent.append(charts(at)[0].element.proto.bytes)
     assert specs[0] == specs[1]
     cache = figure_cache()
     maps = [v for k, (v, _) in cache._items.items() if "token_heatmap" in k]
     assert len(maps) == 1 and "head 1:" in maps[0].layout.title.text  # built once, for both sessions
-    # what was sent is the figure's own JSON, though drawn from its copy kept for the wire
-    plain = plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(maps[0], True), validate=False)
-    assert maps[0]._wire is not maps[0] and json.loads(specs[0]) == json.loads(plain)
-    # each draw hands Streamlit the plain dict made once: its arrays as the same base64 objects, no copy
-    a, b = maps[0]._wire.to_dict(), maps[0]._wire.to_dict()
-    assert a is not b and a["data"][0] is not b["data"][0] and a["data"][0]["z"] is b["data"][0]["z"]
-    assert plotly.io.json.config.default_engine == "auto" and importlib.util.find_spec("orjson")  # Plotly takes orjson
+    # what was sent is the figure's own JSON, themed as Streamlit's element would (its template's
+    # layout, a bold title), the bytes made once when the figure was cached
+    plain = json.loads(plotly.io.to_json(maps[0], validate=False))
+    assert json.loads(specs[0]) == themed(plain) and specs[0] != json.dumps(plain)
+    assert json.loads(specs[0])["layout"]["title"]["text"] == f"<b>{maps[0].layout.title.text}</b>"
+    assert figure_bytes_sent(maps[0]) is maps[0]._chart_bytes and maps[0]._chart_bytes in sent[0]
     assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
     assert figure_bytes(maps[0]) > figure_bytes(go.Figure(maps[0]))  # the copy for the wire counts
     small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(go.Figure(maps[0])), size=figure_bytes)

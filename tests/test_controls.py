@@ -12,7 +12,7 @@ import pytest
 from helpers import SHORT, new_app, summarize
 
 PAGES = ["summary", "why", "bert_attention", "sentence_encoder", "masks_positions", "heads", "what_if", "learn"]
-SHOWN = {"plotly_chart", "markdown", "caption", "dataframe", "html", "info", "warning", "error", "success", "title",
+SHOWN = {"bidi_component", "markdown", "caption", "dataframe", "html", "info", "warning", "error", "success", "title",
          "header", "subheader", "text", "json", "metric", "table", "latex", "code"}
 WAITS_FOR = {  # a control → the button that runs with it (the setting is for that run)
     "why_vz": "why_scoreboard_run",

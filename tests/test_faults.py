@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from scripts.hosts import Hosts, Postgres, app_server, namespaces_possible, pg_bin
-from helpers import summarize as app_summarize
+from helpers import charts, summarize as app_summarize
 from browsing import idle, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -373,7 +373,7 @@ def test_the_sqlite_stores_disk_fills_up(tmp_path, monkeypatch):
         said = " ".join(w.value for w in at.warning)
         assert "disk is full" in said and not at.exception, said
         assert at.session_state["_unsaved_document"] == other  # kept for later
-        assert at.get("plotly_chart"), "the summary is shown all the same"
+        assert charts(at), "the summary is shown all the same"
         check = sqlite3.connect(disk / "store.sqlite3")
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         check.close()

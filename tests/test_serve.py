@@ -256,7 +256,8 @@ def test_nginx_limits_reads_of_class_files_per_address_not_a_class(cluster):
 
 
 def test_streamlit_browser_code_comes_gzipped_from_nginx_not_from_the_app(cluster):
-    """A new browser's 8 MB of Streamlit's code (/static/): nginx answers from its gzipped copy,
+    """A new browser's 8 MB of Streamlit's code (/static/), and the charts' plotly.js beside it:
+    nginx answers from its gzipped copy,
     the same bytes, cached for a year; the app processes spend nothing on it (through them, a new
     student's bundle cost 0.11 CPU-s: benchmarks/README.md)."""
     import gzip
@@ -266,22 +267,25 @@ def test_streamlit_browser_code_comes_gzipped_from_nginx_not_from_the_app(cluste
     import streamlit
 
     from benchmarks.common import cpu_seconds
+    from ui import wire
 
     source = Path(streamlit.__file__).parent / "static"
     index = urllib.request.urlopen(cluster.url + "/").read().decode()
     named = re.findall(r'"\./(static/[^"]+\.js)"', index)
     biggest = max((source / "static").rglob("*.js"), key=lambda p: p.stat().st_size).relative_to(source)
     assert named
+    chart_js, chart_file = wire.plotly_js()  # the app's charts' plotly.js, at Streamlit's side
+    files = {**{path: source / path for path in named}, str(biggest): source / biggest, chart_js: Path(chart_file)}
     cpu = sum(cpu_seconds(p) for p in cluster.pids())
-    for path in [*named, *[str(biggest)] * 10]:
+    for path in [*named, *[str(biggest)] * 10, *[chart_js] * 3]:
         request = urllib.request.Request(f"{cluster.url}/{path}", headers={"Accept-Encoding": "gzip"})
         with urllib.request.urlopen(request) as r:
             assert r.headers["Content-Encoding"] == "gzip" and "immutable" in r.headers["Cache-Control"], path
             assert r.headers["Content-Type"] == "text/javascript", path  # a module script must say so
-            assert gzip.decompress(r.read()) == (source / path).read_bytes(), path
+            assert gzip.decompress(r.read()) == files[path].read_bytes(), path
     spent = sum(cpu_seconds(p) for p in cluster.pids()) - cpu
-    print(f"{len(named) + 10} files ({(source / biggest).stat().st_size * 10 / 1e6:.0f} MB of it the biggest ×10): "
-          f"app processes {spent:.3f} CPU-s")
+    print(f"{len(named) + 13} files ({(source / biggest).stat().st_size * 10 / 1e6:.0f} MB of it the biggest ×10, "
+          f"plotly.js ×3): app processes {spent:.3f} CPU-s")
     assert spent < 0.05
     plain = urllib.request.urlopen(f"{cluster.url}/{named[0]}").read()  # a client without gzip: the file itself
     assert plain == (source / named[0]).read_bytes()

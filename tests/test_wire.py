@@ -2,6 +2,7 @@
 browser code is served from memory, gzipped, and nothing else is."""
 from __future__ import annotations
 
+import re
 import zlib
 
 
@@ -59,6 +60,21 @@ def call(app, path: str, method: str = "GET", **headers):
     return sent[0]["status"], Headers(raw=sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 
+def streamlits_own_static(monkeypatch):
+    """Starlette's StaticFiles as Streamlit has it and a ``wire.keep_static`` not yet called, whether
+    or not an app run in this process (an earlier test) has patched it; all as it was after the test."""
+    import functools
+
+    from starlette.staticfiles import StaticFiles
+
+    from ui import wire
+
+    for name in ("file_response", "lookup_path"):
+        f = getattr(StaticFiles, name)
+        monkeypatch.setattr(StaticFiles, name, getattr(f, "__wrapped__", f))
+    monkeypatch.setattr(wire, "keep_static", functools.cache(wire.keep_static.__wrapped__))
+
+
 def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatch, tmp_path):
     """Streamlit's own static handler, on its own folder: a file comes gzipped to a browser that
     takes gzip and as is to one that does not, with Starlette's ETag and Streamlit's cache
@@ -73,7 +89,7 @@ def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatc
 
     from ui import wire
 
-    monkeypatch.setattr(StaticFiles, "file_response", StaticFiles.file_response)  # undone after
+    streamlits_own_static(monkeypatch)
     folder = os.path.join(os.path.dirname(streamlit.__file__), "static")
     js = max((f for f in os.listdir(os.path.join(folder, "static", "js")) if f.endswith(".js")),
              key=lambda f: os.path.getsize(os.path.join(folder, "static", "js", f)))
@@ -81,27 +97,56 @@ def test_streamlits_browser_code_from_memory_gzipped_and_nothing_else(monkeypatc
     raw = open(os.path.join(folder, "static", "js", js), "rb").read()
     handler = create_streamlit_static_handler(folder, None)
     before = call(handler, path, accept_encoding="gzip, deflate, br")
-    wire.keep_static.cache_clear()
-    try:
-        assert wire.keep_static()
-        for _ in range(2):  # the second from memory
-            status, headers, body = call(handler, path, accept_encoding="gzip, deflate, br")
-            assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == raw
-            assert len(body) < len(raw) / 2 and int(headers["content-length"]) == len(body)
-            for name in ("etag", "cache-control", "content-type", "last-modified"):
-                assert headers[name] == before[1][name], name
-        status, headers, body = call(handler, path)
-        assert status == 200 and body == raw and "content-encoding" not in headers
-        assert call(handler, path, if_none_match=before[1]["etag"])[0] == 304
-        status, headers, body = call(handler, path, range="bytes=0-99")
-        assert status == 206 and body == raw[:100]
-        status, headers, body = call(handler, path, "HEAD")
-        assert status == 200 and body == b"" and int(headers["content-length"]) == len(raw)
+    assert wire.keep_static()
+    for _ in range(2):  # the second from memory
+        status, headers, body = call(handler, path, accept_encoding="gzip, deflate, br")
+        assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == raw
+        assert len(body) < len(raw) / 2 and int(headers["content-length"]) == len(body)
+        for name in ("etag", "cache-control", "content-type", "last-modified"):
+            assert headers[name] == before[1][name], name
+    status, headers, body = call(handler, path)
+    assert status == 200 and body == raw and "content-encoding" not in headers
+    assert call(handler, path, if_none_match=before[1]["etag"])[0] == 304
+    status, headers, body = call(handler, path, range="bytes=0-99")
+    assert status == 206 and body == raw[:100]
+    status, headers, body = call(handler, path, "HEAD")
+    assert status == 200 and body == b"" and int(headers["content-length"]) == len(raw)
 
-        other = StaticFiles(directory=tmp_path)
-        for version in (1, 22):
-            (tmp_path / "ABCD.json").write_text(f'{{"version": {version}}}')
-            status, headers, body = call(other, "/ABCD.json", accept_encoding="gzip")
-            assert body == f'{{"version": {version}}}'.encode() and "content-encoding" not in headers
-    finally:
-        wire.keep_static.cache_clear()
+    other = StaticFiles(directory=tmp_path)
+    for version in (1, 22):
+        (tmp_path / "ABCD.json").write_text(f'{{"version": {version}}}')
+        status, headers, body = call(other, "/ABCD.json", accept_encoding="gzip")
+        assert body == f'{{"version": {version}}}'.encode() and "content-encoding" not in headers
+
+
+def test_plotly_js_is_served_with_streamlits_code_gzipped_and_kept(monkeypatch, tmp_path):
+    """The chart element's plotly.js (plotly.py's own file) comes from Streamlit's static handler at
+    a path that names its version: gzipped once, cached for good (``immutable``), a 304 on a
+    revalidation; not from before app.py's first run, and not from another folder's handler."""
+    import gzip
+    import os
+
+    import pytest
+    import streamlit
+    from starlette.exceptions import HTTPException
+    from starlette.staticfiles import StaticFiles
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    from ui import wire
+
+    streamlits_own_static(monkeypatch)
+    url, file = wire.plotly_js()
+    raw = open(file, "rb").read()
+    version = re.match(rb"/\*\*\n\* plotly\.js v([0-9.]+)\n", raw).group(1).decode()  # the file's own header
+    assert url == f"static/microscope/plotly-{version}.min.js"
+    handler = create_streamlit_static_handler(os.path.join(os.path.dirname(streamlit.__file__), "static"), None)
+    assert call(handler, "/" + url)[2] != raw  # Streamlit's own answer (its index page) until app.py has run
+    assert wire.keep_static()
+    status, headers, body = call(handler, "/" + url, accept_encoding="gzip")
+    assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == raw
+    assert "immutable" in headers["cache-control"] and "javascript" in headers["content-type"]
+    assert call(handler, "/" + url, if_none_match=headers["etag"])[0] == 304
+    assert call(handler, "/" + url)[2] == raw
+    with pytest.raises(HTTPException) as no:  # another folder's handler: not there
+        call(StaticFiles(directory=tmp_path), "/" + url)
+    assert no.value.status_code == 404

@@ -169,16 +169,21 @@ export default function(component) {
       if (b) b.focus();
     }
   };
-  tend();
-  // the Figure downloads panel: download the named chart as the camera button would
-  const d = data && data.download;
-  if (d && d.nonce && window.__microscopeDownload !== d.nonce) {
-    window.__microscopeDownload = d.nonce;
+  // the Figure downloads panel: download the named chart as the camera button would, once it is
+  // drawn (the rerun that asks may mount the chart again)
+  const download = () => {
+    const d = window.__microscopeDownload;
+    if (!d || d.done) return;
     const gd = [...document.querySelectorAll('.js-plotly-plot')].find((g) => g.getAttribute('aria-label') === d.name);
     const camera = gd && gd.querySelector('.modebar-btn[data-val="toImage"], .modebar-btn[data-title^="Download plot"]');
-    if (camera) { press(camera); status.textContent = 'Downloading ' + d.name + '.'; }
-    else status.textContent = 'That chart is not on the page any more.';
+    if (camera) { d.done = true; press(camera); status.textContent = 'Downloading ' + d.name + '.'; }
+    else if (now() - d.at > 10000) { d.done = true; status.textContent = 'That chart is not on the page any more.'; }
+  };
+  const d = data && data.download;
+  if (d && d.nonce && (window.__microscopeDownload || {}).nonce !== d.nonce) {
+    window.__microscopeDownload = {...d, at: now()};
   }
-  const timer = setInterval(tend, 250);
+  tend(); download();
+  const timer = setInterval(() => { tend(); download(); }, 250);
   return () => clearInterval(timer);
 }

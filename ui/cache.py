@@ -30,12 +30,12 @@ def sizeof(value) -> int:
 
 def figure_bytes(fig) -> int:
     """Approximate bytes of a Plotly figure (or a dict of them): the NumPy arrays of its traces, plus
-    4 KB; a figure kept with its copy for the wire (ui.figures.wired) 4/3 more for that base64."""
+    4 KB, plus the bytes the chart element sends for it where it keeps them (ui.figures.wired)."""
     if isinstance(fig, dict):
         return sum(figure_bytes(f) for f in fig.values())
     arrays = (getattr(t, a, None) for t in fig.data for a in ("x", "y", "z", "customdata", "text"))
     n = sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
-    return (n * 7 // 3 if getattr(fig, "_wire", None) is not None else n) + 4096
+    return n + len(getattr(fig, "_chart_bytes", b"")) + 4096
 
 
 class BoundedCache:

@@ -4,13 +4,12 @@ buttons relay clicks to the server, and Plotly's code loaded early."""
 from __future__ import annotations
 
 import functools
-import json
 
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from ui import state
+from ui import chart, state
 from ui.a11y import text_alternative
 from ui.resources import figure_cache
 from ui.runs import trace_key
@@ -19,14 +18,11 @@ from viz.plain import PLAIN, kind
 
 DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties it at the top of a run
 
-# Streamlit's chart theme names its colours in its Plotly template by placeholders, and the browser
-# swaps them for the theme's colours: it turns each chart's whole spec into a string and runs 38
-# ``replaceAll`` over it, twice as a chart mounts, each one that finds a placeholder copying the
-# string (1.1 MB for a 470-token map). So the template carries this app's colours already
-# (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's browser code puts there for .streamlit/config.toml's
-# theme; tests/test_browser_chart_theme.py checks that the browser makes the same template from
-# either): the passes only search (profiled, 192 → 153 ms a first heatmap: benchmarks/README.md).
-# The theme's fonts and sizes are still the browser's to add.
+# Streamlit's Plotly template names the theme's colours by placeholder colours (viz.palette.STREAMLIT_THEME's
+# keys), which its chart element swapped in the browser. The app's own chart element (ui/chart.py) does nothing of
+# the kind: the template carries this app's colours (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's
+# browser code puts there for .streamlit/config.toml's theme) and ui.chart the theme's layout;
+# tests/test_browser_chart_theme.py checks both against Streamlit's own element.
 
 
 @functools.cache  # once per process, before the app builds a figure
@@ -68,43 +64,21 @@ def shared_figure(trace, name: tuple, build):
 
 
 def wired(fig):
-    """A shared figure keeps, as ``fig._wire``, itself as plotly.js reads it, made once
-    (``Wired``). On each draw ``st.plotly_chart`` takes the figure's ``to_dict()``: a deep copy with
-    every NumPy array converted to base64 again (each conversion asking narwhals whether the array
-    is a dataframe), then serializes it; ``Wired.to_dict`` hands it the plain dict made once, and
-    Plotly serializes that with orjson (requirements.txt; its "auto" engine takes orjson where
-    installed: the json module's encoder encodes, decodes and encodes again). A draw of a 470-token
-    map with its previews: 15-17 ms before, 3.7-3.8 now ("draw ms" of ``python -m benchmarks.figures``).
-    Both serialize to the same JSON (tests/test_app.py)."""
+    """A shared figure keeps, as ``fig._chart_bytes``, what the chart element sends for it (its
+    JSON, themed: ``ui.chart.encode``), made once: each session's draw sends those bytes. (Streamlit's
+    ``st.plotly_chart`` took a deep copy of the figure on every draw, each NumPy array converted to
+    base64 again, and serialized it: 15-17 ms a draw of a 470-token map, benchmarks/README.md.)"""
     for f in fig.values() if isinstance(fig, dict) else [fig]:  # or a dict of them (the Learn page's steps)
         if isinstance(f, go.Figure):
-            f._wire = Wired(f)
+            f._chart_bytes = chart.encode(f)
     return fig
 
 
-class Wired(go.Figure):
-    """A shared figure's copy for the wire: its plain dict (plotly.io's JSON, read back), made
-    once; ``to_dict`` gives it out without copying the arrays (a new list of trace dicts only:
-    plotly.io.to_json pops each trace's uid). Nobody may change one: it is shared."""
-
-    def __init__(self, fig: go.Figure):
-        plain = json.loads(pio.to_json(fig, validate=False))
-        super().__init__(plain, _validate=False)  # already valid: not validated again (32 ms on the map)
-        self._plain = plain
-
-    def to_dict(self) -> dict:
-        return {**self._plain, "data": [dict(t) for t in self._plain["data"]]}
-
-
-def _for_wire(fig):
-    return getattr(fig, "_wire", None) or fig
-
-
 def preload_plotly():
-    """Streamlit's browser code for Plotly charts (a 4.7 MB chunk) loads when a session's first
-    chart mounts, on the first Summarize. An empty 10-px static chart at the foot of the sidebar
-    loads it while the user is still pasting (the gain: benchmarks/README.md)."""
-    st.plotly_chart(_blank(), key="plotly_preload", config={"staticPlot": True})
+    """plotly.js (4.8 MB, 1.4 MB gzipped) loads when a session's first chart mounts, on the first
+    Summarize. An empty 10-px static chart at the foot of the sidebar loads it while the user is
+    still pasting (the gain: benchmarks/README.md)."""
+    chart.draw(_blank(), "plotly_preload", {"staticPlot": True})
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,12 +165,12 @@ def plot(fig, key: str | None = None):
     config = {"displaylogo": False, "toImageButtonOptions": dict(
         format=fmt, filename=f"microscope_{key or 'figure'}", scale=2 if fmt == "png" else 1)}
     if (fig.layout.height or 0) <= MAX_FIGURE_HEIGHT:
-        st.plotly_chart(_for_wire(fig), key=key, config=config)
+        chart.draw(fig, key, config)
     else:
         st.caption(f"A tall chart ({fig.layout.height:,} px): scroll inside its box to see all of it.")
         with st.container(height=MAX_FIGURE_HEIGHT, key=f"{key}_box" if key else None):
             # not the unboxed chart's key
-            st.plotly_chart(_for_wire(fig), key=f"{key}_tall" if key else None, config=config)
+            chart.draw(fig, f"{key}_tall" if key else None, config)
     text_alternative(fig)
     drawn, what = st.session_state.setdefault(DRAWN, []), kind(key)
     if what and all(d[1] != what for d in drawn):  # once per kind and page

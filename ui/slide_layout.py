@@ -76,8 +76,10 @@ def draw(slide: Slide, step, n: int, total: int, height: int, width: int = 1280,
             if slide.figure is not None:
                 from viz.deck import for_slide
 
+                from ui import chart
+
                 fig = for_slide(slide.figure, height=room, width=int(width * (1 - SIDE) if wide else width))
-                st.plotly_chart(fig, key=f"present_chart_{n}", config={"displaylogo": False, "displayModeBar": False})
+                chart.draw(fig, f"present_chart_{n}", {"displayModeBar": False})
             elif slide.html:
                 with st.container(height=room, border=False):
                     st.html(slide.html)

@@ -48,6 +48,18 @@ def set_deflate_level() -> bool:
 COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml")
 
 
+@functools.cache
+def plotly_js() -> tuple[str, str]:
+    """(the URL path, the file) of the plotly.js that plotly.py ships, which the app's chart element
+    (ui/chart.py) loads: served with Streamlit's own code (``keep_static``) under a name that holds
+    its version, so browsers keep it (Streamlit's static files are ``immutable``)."""
+    import plotly
+    from plotly.offline import get_plotlyjs_version
+
+    return (f"static/microscope/plotly-{get_plotlyjs_version()}.min.js",
+            os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"))
+
+
 @functools.cache  # once per server process
 def keep_static() -> bool:
     """Serve Streamlit's own browser code (the package's ``static`` folder: 144 files, 9.6 MB to a
@@ -68,11 +80,19 @@ def keep_static() -> bool:
         return False
     root = os.path.join(os.path.dirname(streamlit.__file__), "static") + os.sep
     base, kept = StaticFiles.file_response, {}
+    base_lookup, (vendored, vendored_file) = StaticFiles.lookup_path, plotly_js()
+
+    def lookup_path(self, path):
+        if path.replace("\\", "/") == vendored and any(os.path.join(os.path.abspath(d), "") == root
+                                                        for d in self.all_directories):
+            return vendored_file, os.stat(vendored_file)  # plotly.js, as if it were Streamlit's
+        return base_lookup(self, path)
 
     def file_response(self, full_path, stat_result, scope, status_code=200):
         response = base(self, full_path, stat_result, scope, status_code)
         path, asked = os.fspath(full_path), Headers(scope=scope)
-        if (type(response) is not FileResponse or not path.startswith(root) or scope.get("method") != "GET"
+        if (type(response) is not FileResponse or not (path.startswith(root) or path == vendored_file)
+                or scope.get("method") != "GET"
                 or "range" in asked):
             return response
         gz = "gzip" in asked.get("accept-encoding", "") and response.media_type.startswith(COMPRESSIBLE)
@@ -86,5 +106,6 @@ def keep_static() -> bool:
             headers |= {"content-encoding": "gzip", "vary": "Accept-Encoding"}
         return Response(kept[key], status_code, headers=headers, media_type=response.media_type)
 
-    StaticFiles.file_response = file_response
+    file_response.__wrapped__, lookup_path.__wrapped__ = base, base_lookup  # Starlette's own (for tests)
+    StaticFiles.file_response, StaticFiles.lookup_path = file_response, lookup_path
     return True
