@@ -68,7 +68,8 @@ READ = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => JSON
 def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_ours(tmp_path):
     """Under this app's .streamlit/config.toml (the server runs in the repository), a chart with
     Streamlit's placeholder template on Streamlit's element and one of ours on the app's element
-    end with the same template in Chromium; a rerun that sends ours unchanged keeps its zoom."""
+    end with the same template in Chromium; a rerun that sends ours unchanged keeps its zoom; where
+    plotly.js does not load, ours says so in words."""
     from playwright.sync_api import sync_playwright
 
     from benchmarks.common import free_port, launch_chromium, wait_healthy
@@ -94,6 +95,12 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
             page.get_by_text("run 2", exact=True).wait_for(timeout=60_000)  # the rerun has drawn
             page.wait_for_timeout(500)
             zoomed = page.evaluate(RANGE)
+            # plotly.js not loaded (a proxy that drops it): the chart says so, in words
+            blocked = browser.new_page()
+            blocked.route("**/static/microscope/plotly-*.min.js", lambda route: route.abort())
+            blocked.goto(f"http://127.0.0.1:{port}/")
+            blocked.get_by_text("This chart could not be drawn").first.wait_for(timeout=60_000)
+            said = blocked.locator(".microscope-chart").all_inner_texts()
             browser.close()
     finally:
         proc.terminate()
@@ -103,4 +110,5 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
     tools = a.pop("tools"), b.pop("tools")
     assert tools[0] == tools[1] and "Fullscreen" in tools[1], repr(tools)  # Streamlit's buttons, no "Share chart…"
     assert a == b
-    assert zoomed == [0, 0.5]  # the same chart again: not drawn again, so the reader's zoom stays
+    assert zoomed == [0, 0.5]
+    assert said and all("(plotly.js) did not load" in t for t in said), said  # the same chart again: not drawn again, so the reader's zoom stays

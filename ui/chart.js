@@ -20,8 +20,15 @@ export default function(component) {
   }
   div.__want = bytes;  // the latest figure: one still waiting for plotly.js is not drawn after it
   div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px';
-  plotly(sent.lib).then((Plotly) => {
+  plotly(sent.lib).catch(() => null).then((Plotly) => {
     if (div.__want !== bytes) return;
+    if (!Plotly) {  // said where the chart would be; the next rerun tries again
+      div.__want = null;
+      div.style.height = 'auto';
+      div.textContent = 'This chart could not be drawn: its drawing code (plotly.js) did not load. Reload the page.';
+      return;
+    }
+    if (!div._fullLayout) { div.textContent = ''; div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px'; }
     const config = {...sent.config, responsive: false, displaylogo: false,
                     modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
     if (!config.staticPlot) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];
