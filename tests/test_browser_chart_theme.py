@@ -68,7 +68,8 @@ READ = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => JSON
 def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_ours(tmp_path):
     """Under this app's .streamlit/config.toml (the server runs in the repository), a chart with
     Streamlit's placeholder template on Streamlit's element and one of ours on the app's element
-    end with the same template in Chromium; a rerun that sends ours unchanged keeps its zoom; where
+    end with the same template in Chromium; a rerun that sends ours unchanged keeps its zoom; its
+    Fullscreen button fills the screen with it and back; where
     plotly.js does not load, ours says so in words."""
     from playwright.sync_api import sync_playwright
 
@@ -95,6 +96,14 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
             page.get_by_text("run 2", exact=True).wait_for(timeout=60_000)  # the rerun has drawn
             page.wait_for_timeout(500)
             zoomed = page.evaluate(RANGE)
+            ours = page.locator(".microscope-chart")
+            ours.hover()
+            ours.locator('.modebar-btn[data-title="Fullscreen"]').click()  # a real click: the browser wants one
+            page.wait_for_function("document.fullscreenElement === document.querySelector('.microscope-chart')")
+            page.wait_for_function("document.querySelector('.microscope-chart')._fullLayout.height === window.innerHeight")
+            page.keyboard.press("Escape")
+            page.evaluate("document.fullscreenElement && document.exitFullscreen()")
+            page.wait_for_function("!document.fullscreenElement && document.querySelector('.microscope-chart')._fullLayout.height === 450")
             # plotly.js not loaded (a proxy that drops it): the chart says so, in words
             blocked = browser.new_page()
             blocked.route("**/static/microscope/plotly-*.min.js", lambda route: route.abort())

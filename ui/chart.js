@@ -31,7 +31,7 @@ export default function(component) {
     if (!div._fullLayout) { div.textContent = ''; div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px'; }
     const config = {...sent.config, responsive: false, displaylogo: false,
                     modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
-    if (!config.staticPlot) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];
+    if (!config.staticPlot && div.requestFullscreen) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];  // not on an iPhone
     Plotly.react(div, sent.figure.data, sent.figure.layout, config);
     if (!div.__resize) {  // one resize a frame, as the column's width settles
       let queued = false;
@@ -79,5 +79,5 @@ function fullscreen(div, Plotly) {
     div.addEventListener('fullscreenchange', div.__fullscreen);
   }
   return {name: 'Fullscreen', title: 'Fullscreen', icon: {width: 512, height: 512, path},
-          click: () => (document.fullscreenElement === div ? document.exitFullscreen() : div.requestFullscreen())};
+          click: () => (document.fullscreenElement === div ? document.exitFullscreen() : div.requestFullscreen()).catch(() => {})};
 }
