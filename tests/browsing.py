@@ -17,6 +17,25 @@ def idle(page) -> None:
     page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
 
 
+def pick(page, within, label: str, option: str, tries: int = 3) -> None:
+    """Choose ``option`` in the selectbox ``label`` inside ``within``. A rerun that lands while its
+    list is open (one that started too soon for Streamlit's status to show) draws the box again,
+    closed: the list is then opened again, up to ``tries`` times."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = within.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    for attempt in range(tries):
+        idle(page)
+        box.click()
+        try:
+            page.get_by_role("option", name=option).click(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+
+
 def open_app(browser, url: str, received: list[int] | None = None):
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
     page.on("dialog", lambda d: pytest.fail(f"the page opened a dialog: {d.message!r}"))

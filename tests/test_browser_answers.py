@@ -11,7 +11,7 @@ import time
 import pytest
 
 from scripts.accessibility import axe
-from browsing import ROOT, idle, open_app
+from browsing import ROOT, idle, open_app, pick
 
 pytestmark = [pytest.mark.browser]
 
@@ -166,8 +166,7 @@ def test_the_teachers_reload_keeps_leading_the_class(server, browser):
     side = teacher.get_by_test_id("stSidebar")
     side.get_by_text("Class & lessons").click()
     idle(teacher)  # (the expander's run done: a click during it lands on a list about to be redrawn)
-    side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson").first.click()
-    teacher.get_by_role("option", name="Which sentences, and why").click()
+    pick(teacher, side, "Lesson", "Which sentences, and why")
     teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(teacher)
     side.get_by_role("button", name="Start a class").click()
@@ -190,8 +189,7 @@ def test_homework_on_a_phone_has_its_question_and_back_next_on_the_first_screen(
     side = teacher.get_by_test_id("stSidebar")
     side.get_by_text("Class & lessons").click()
     idle(teacher)
-    side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson").first.click()
-    teacher.get_by_role("option", name="Which sentences, and why").click()
+    pick(teacher, side, "Lesson", "Which sentences, and why")
     teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(teacher)
     side.get_by_role("button", name="Assign as homework").click()

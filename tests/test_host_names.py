@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browsing import HEATMAP, start_class
+from browsing import HEATMAP, pick, start_class
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists(),
@@ -115,8 +115,7 @@ def test_host_names_a_student_on_an_open_question_receives_nothing_of_the_answer
     side = teacher.get_by_test_id("stSidebar")
     side.get_by_text("Class & lessons").click()
     idle(teacher)
-    side.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson").first.click()
-    teacher.get_by_role("option", name="Which sentences, and why").click()
+    pick(teacher, side, "Lesson", "Which sentences, and why")
     teacher.get_by_text("Which 3 sentences will the model pick?", exact=False).first.wait_for(timeout=120_000)
     idle(teacher)
     side.get_by_role("button", name="Start a class").click()
