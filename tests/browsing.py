@@ -17,10 +17,11 @@ def idle(page) -> None:
     page.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
 
 
-def pick(page, within, label: str, option: str, tries: int = 3) -> None:
-    """Choose ``option`` in the selectbox ``label`` inside ``within``. A rerun that lands while its
-    list is open (one that started too soon for Streamlit's status to show) draws the box again,
-    closed: the list is then opened again, up to ``tries`` times."""
+def pick(page, within, label: str, option: str | int, tries: int = 3) -> None:
+    """Choose ``option`` (its name, or its place in the list from 0) in the selectbox ``label``
+    inside ``within``. A rerun that lands while its list is open (one that started too soon for
+    Streamlit's status to show) draws the box again, closed: the list is then opened again, up to
+    ``tries`` times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     box = within.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
@@ -28,7 +29,9 @@ def pick(page, within, label: str, option: str, tries: int = 3) -> None:
         idle(page)
         box.click()
         try:
-            page.get_by_role("option", name=option).click(timeout=10_000)
+            choice = page.get_by_role("option").nth(option) if isinstance(option, int) else \
+                page.get_by_role("option", name=option)
+            choice.click(timeout=10_000)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:

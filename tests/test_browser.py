@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.browser import head_button, pick
 from benchmarks.common import Server
-from browsing import ARTICLE, HEATMAP, go_to, idle, open_app, summarize
+from browsing import ARTICLE, HEATMAP, go_to, idle, open_app, pick, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = (ROOT / "tests" / "bad_inputs" / "html.txt").read_text(encoding="utf-8")
@@ -501,15 +501,7 @@ def test_what_if_page_edit_both_summaries_a_head_and_patching(server, browser, s
     go_to(page, "What if")
     page.get_by_text("B is the same as A").wait_for(timeout=60_000)
     main = page.get_by_test_id("stMain")
-    for attempt in range(3):  # a click that lands while a run redraws the page leaves the list closed: again
-        main.locator('[data-testid="stSelectbox"]').filter(has_text="Sentence").first.click()
-        try:
-            page.get_by_role("option").nth(1).click(timeout=10_000)  # sentence 2: the lead (1 is the title, unscored)
-            break
-        except Exception:  # noqa: BLE001  Playwright's TimeoutError
-            if attempt == 2:
-                raise
-            idle(page)
+    pick(page, main, "Sentence", 1)  # sentence 2: the lead (1 is the title, unscored)
     idle(page)
     page.get_by_role("button", name="Add", exact=True).click()  # the default edit: move it to the end
     page.get_by_role("heading", name="B: edited").wait_for(timeout=120_000)

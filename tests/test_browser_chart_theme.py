@@ -69,8 +69,8 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
     """Under this app's .streamlit/config.toml (the server runs in the repository), a chart with
     Streamlit's placeholder template on Streamlit's element and one of ours on the app's element
     end with the same template in Chromium; a rerun that sends ours unchanged keeps its zoom; its
-    Fullscreen button fills the screen with it and back; where
-    plotly.js does not load, ours says so in words."""
+    Fullscreen button fills the screen with it and back; where plotly.js does not load, ours says so
+    in words."""
     from playwright.sync_api import sync_playwright
 
     from benchmarks.common import free_port, launch_chromium, wait_healthy
@@ -119,5 +119,5 @@ def test_streamlits_browser_makes_the_same_template_from_its_placeholders_as_our
     tools = a.pop("tools"), b.pop("tools")
     assert tools[0] == tools[1] and "Fullscreen" in tools[1], repr(tools)  # Streamlit's buttons, no "Share chart…"
     assert a == b
-    assert zoomed == [0, 0.5]
-    assert said and all("(plotly.js) did not load" in t for t in said), said  # the same chart again: not drawn again, so the reader's zoom stays
+    assert zoomed == [0, 0.5]  # the same chart again: not drawn again, so the reader's zoom stays
+    assert said and all("(plotly.js) did not load" in t for t in said), said

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from scripts.accessibility import axe
-from browsing import go_to, idle, open_app, story_exports
+from browsing import go_to, idle, open_app, pick, story_exports
 
 pytestmark = [pytest.mark.browser]
 STEPS = [("Summary", "The summary", "Three sentences, <b>chosen</b> by score."),
@@ -195,8 +195,7 @@ def test_the_presenter_view_follows_the_audiences_window_and_steps_it(app, brows
     presenter_link = side.get_by_test_id("stCode").filter(has_text="presenter=1").inner_text(timeout=60_000).strip()
     side.get_by_text("Its question").click()  # the question editor of the picked step (Masks): a head question
     idle(page)
-    side.locator('[data-testid="stSelectbox"]').filter(has_text="Kind").first.click()
-    page.get_by_role("option", name="Which head").click()
+    pick(page, side, "Kind", "Which head")
     idle(page)
     side.get_by_label("Question", exact=True).fill("Which head keeps [CLS] to itself?")
     side.get_by_label("Question", exact=True).press("Enter")

@@ -19,7 +19,8 @@ export default function(component) {
     parentElement.appendChild(div);
   }
   div.__want = bytes;  // the latest figure: one still waiting for plotly.js is not drawn after it
-  div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px';
+  const height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px';
+  div.style.height = height;
   plotly(sent.lib).catch(() => null).then((Plotly) => {
     if (div.__want !== bytes) return;
     if (!Plotly) {  // said where the chart would be; the next rerun tries again
@@ -28,7 +29,7 @@ export default function(component) {
       div.textContent = 'This chart could not be drawn: its drawing code (plotly.js) did not load. Reload the page.';
       return;
     }
-    if (!div._fullLayout) { div.textContent = ''; div.style.height = (sent.figure.layout && sent.figure.layout.height || 450) + 'px'; }
+    if (!div._fullLayout) { div.textContent = ''; div.style.height = height; }  // after a message
     const config = {...sent.config, responsive: false, displaylogo: false,
                     modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
     if (!config.staticPlot && div.requestFullscreen) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];  // not on an iPhone

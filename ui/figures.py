@@ -18,10 +18,10 @@ from viz.plain import PLAIN, kind
 
 DRAWN = "_charts_drawn"  # this run's charts, (name, kind, key); app.py empties it at the top of a run
 
-# Streamlit's Plotly template names the theme's colours by placeholder colours (viz.palette.STREAMLIT_THEME's
-# keys), which its chart element swapped in the browser. The app's own chart element (ui/chart.py) does nothing of
-# the kind: the template carries this app's colours (viz.palette.STREAMLIT_THEME: what Streamlit 1.67's
-# browser code puts there for .streamlit/config.toml's theme) and ui.chart the theme's layout;
+# Streamlit's Plotly template names the theme's colours by placeholders, which its chart element
+# swapped in the browser. The app's own element (ui/chart.py) swaps nothing: the template carries
+# this app's colours (viz.palette.STREAMLIT_THEME: each placeholder → what Streamlit 1.67's browser
+# code puts there for .streamlit/config.toml's theme) and ui.chart the theme's layout;
 # tests/test_browser_chart_theme.py checks both against Streamlit's own element.
 
 
