@@ -30,7 +30,7 @@ def pick(page, within, label: str, option: str | int, tries: int = 3) -> None:
         box.click()
         try:
             choice = page.get_by_role("option").nth(option) if isinstance(option, int) else \
-                page.get_by_role("option", name=option)
+                page.get_by_role("option", name=option, exact=True)
             choice.click(timeout=10_000)
             return
         except PlaywrightTimeout:

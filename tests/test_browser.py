@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from benchmarks.browser import head_button, pick
+from benchmarks.browser import head_button
 from benchmarks.common import Server
 from browsing import ARTICLE, HEATMAP, go_to, idle, open_app, pick, summarize
 
@@ -201,9 +201,9 @@ def test_first_screen_and_a_link_restore_the_view_in_a_fresh_browser(server, bro
     page.get_by_test_id("stMain").get_by_role("radio", name="Sentence × sentence").or_(
         page.get_by_test_id("stMain").get_by_role("button", name="Sentence × sentence")).first.click()
     idle(page)
-    pick(page, "Layer", "5")
+    pick(page, page.get_by_test_id("stMain"), "Layer", "5")
     idle(page)
-    pick(page, "Head", "4")
+    pick(page, page.get_by_test_id("stMain"), "Head", "4")
     idle(page)
     page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                            ".some(e => e.textContent.includes('layer 5, head 4'))", timeout=60_000)
@@ -424,7 +424,7 @@ def test_bad_corpus_uploads_and_runs_are_one_line_each(server, browser, tmp_path
         idle(page)
         assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
         assert main.get_by_text("Nothing was run", exact=False).count() == 1
-    pick(page, "Corpus run", "broken-run")
+    pick(page, main, "Corpus run", "broken-run")
     main.get_by_text("cannot be read", exact=False).first.wait_for(timeout=60_000)
     assert page.get_by_test_id("stException").count() == 0 and "Traceback" not in main.inner_text()
     page.close()
@@ -469,7 +469,7 @@ def test_the_papers_model_at_bert_base_size_and_a_second_model_in_one_server(bro
         first_view = sum(received)
         tokens = int(page.locator(".js-plotly-plot .gtitle").first.text_content().split(": ")[1].split(" ×")[0])
         assert 450 < tokens <= 512 and first_view <= 1.5e6  # the light-views budget holds at BERT-base
-        pick(page, "Layer", "12")
+        pick(page, page.get_by_test_id("stMain"), "Layer", "12")
         page.wait_for_function(TITLE_HAS, arg="layer 12, head 1", timeout=60_000)
         idle(page)
         head_button(page, "12")
