@@ -30,7 +30,7 @@ from ui import a11y, arrival, classroom, figures, link, present, roles, state, s
 from ui.classroom import console, homework  # noqa: E402
 from viz.common import markdown_text  # noqa: E402
 from ui.errors import shared, store_notice, unexpected  # noqa: E402
-from ui.figures import preload_plotly  # noqa: E402
+from ui.figures import first_figure, preload_plotly  # noqa: E402
 from ui.intake import intake  # noqa: E402
 from ui.legacy import start_session  # noqa: E402
 from ui.models import configured_models, default_model, model_caption, weights_choices  # noqa: E402
@@ -178,7 +178,7 @@ if state.interrupted() and not presenting:
 if clicked and not listed:
     roles.summarized(document_store())
 if not (clicked or presenting or state.params() == inputs):
-    ahead(inputs)  # computed before the click (ui.runs.ahead): the click then draws
+    ahead(inputs, first_figure(pg.url_path))  # computed before the click (ui.runs.ahead): the click then draws
 if clicked or state.take_summarize_request():
     try:
         with state.running(), progress("Running BERT and the sentence encoder"):

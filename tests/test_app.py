@@ -210,6 +210,36 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     assert len(small) == 3
 
 
+def test_a_pasted_document_s_first_map_is_built_before_the_click(summarizer_loaded):
+    """Issue 71: a document pasted on the BERT page is summarized ahead (ui.runs.ahead) and its
+    one-head map built there too, on the session's layer, head and settings; the click draws that
+    figure from the cache, built once."""
+    import time
+
+    from ui.resources import figure_cache
+    from ui.runs import sha
+
+    at = new_app()
+    at.switch_page("pages/bert_attention.py").run()
+    at.session_state["bert_layer"], at.session_state["bert_head"] = 2, 1
+    at.session_state["bert_colors"], at.session_state["bert_scale"], at.session_state["bert_hide"] = "Blues", "log", True
+    text = "Built ahead. " + SHORT  # a document no other test has summarized
+    at.text_area(key="document").set_value(text)
+    at.number_input(key="k").set_value(3)
+    at.run()
+    maps = lambda: [k for k in list(figure_cache()._items) if "token_heatmap" in k and sha(text) in k[0]]  # noqa: E731
+    deadline = time.time() + 120
+    while not maps() and time.time() < deadline:
+        time.sleep(0.2)
+    assert len(maps()) == 1, "the map was not built ahead"
+    built = figure_cache()._items[maps()[0]][0]
+    summarize_button(at).click().run()
+    assert not at.exception
+    shown = charts(at)[0]
+    assert "BERT layer 3, head 2" in shown.figure["layout"]["title"]["text"] and len(maps()) == 1
+    assert built._chart_bytes in shown.element.proto.bytes  # the figure built ahead, not a second one
+
+
 def test_wording_plurals_a_title_left_out_of_the_maps_and_no_bare_status_box(summarizer_loaded):
     """Issue 34 item 7: "1 sentences under 5 words"; the title missing from the BERT maps without
     a word; a bare "✓ Attributed." box on Why."""

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from ui import chart, state
+from ui import chart, state, view
 from ui.a11y import text_alternative
 from ui.resources import figure_cache
 from ui.runs import trace_key
@@ -145,6 +145,30 @@ def head_map(trace, layer: int, key: str, plot_key: str, layer_key: str | None =
     teaching = bool(st.session_state.get(state.TEACHING))  # its students follow the head: every pick goes to the server
     plot(figure(token_heatmap, trace, layer, head, relay=teaching, layers=layer_key is not None, **kwargs),
          key=plot_key)
+
+
+def first_figure(page: str):
+    """What ``page`` draws first after the next Summarize, as ``then(trace)`` for ``ui.runs.ahead``
+    to build beside the Trace (issue 71: the figure was most of the server's part of the first
+    heatmap), or None. The BERT page's one-head map, on the layer, head and settings the session
+    has now, under the key ``head_map`` will ask the figure cache for (pages/bert_attention.py)."""
+    s = st.session_state
+    if page != "bert_attention" or s.get("bert_view", view.default("bert_view")) != "One head" \
+            or s.get("bert_show", view.default("bert_show")) != "attention":
+        return None
+    layer, head = s.get("bert_layer", 0), s.get("bert_head", 0)
+    opts = dict(hide_special=bool(s.get("bert_hide", view.default("bert_hide"))), relay=bool(s.get(state.TEACHING)),
+                colorscale=s.get("bert_colors", view.default("bert_colors")), layers=True,
+                scale=s.get("bert_scale", view.default("bert_scale")))
+
+    def build(trace):
+        from viz.attention import token_heatmap
+
+        n_layers, n_heads = trace.bert_attention.shape[:2]
+        if layer in range(n_layers) and head in (None, *range(n_heads)):  # (a view of another model's)
+            sents = sorted({int(i) for i in trace.token_sentence})  # a new result: all of them (view.fresh)
+            figure(token_heatmap, trace, layer, head, sentence_range=(sents[0], sents[-1]), **opts)
+    return build
 
 
 CAPTURE = state.CAPTURE  # while a story's slide is made: the figures plot() is given, in order

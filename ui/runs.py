@@ -197,13 +197,15 @@ _AHEAD: dict[tuple, None] = {}  # the Summarizes started ahead (ordered: the old
 _AHEAD_LOCK = threading.Lock()
 
 
-def ahead(inputs: dict) -> bool:
+def ahead(inputs: dict, then=None) -> bool:
     """Start the Summarize of ``inputs`` (the sidebar's document and settings) in a background
     thread before its click (issue 71): a pasted or picked document, a changed k. The click then
     finds the Trace in the shared cache, or waits for this run (ui.cache computes a key once) instead
     of starting it: BERT at 470 tokens was half of the 0.9 s from the click to the first heatmap's
-    message (benchmarks/README.md). Once per document and settings; → whether a thread started.
-    A document the model refuses (empty, too long) is said by its click, not here."""
+    message (benchmarks/README.md). ``then(trace)``, if given, runs next in the same thread: the
+    shown page's first figure, into the figure cache (``ui.figures.first_figure``). Once per
+    document and settings; → whether a thread started. A document the model refuses (empty, too
+    long) is said by its click, not here."""
     if not inputs["text"].strip():
         return False
     key = _cache_key(**inputs)
@@ -216,10 +218,16 @@ def ahead(inputs: dict) -> bool:
 
     def run():
         try:
-            run_trace(**inputs)
+            trace = run_trace(**inputs)
         except Exception:  # noqa: BLE001  (its click computes it again and says what went wrong)
             with _AHEAD_LOCK:
                 _AHEAD.pop(key, None)
+            return
+        if then is not None:
+            try:
+                then(trace)
+            except Exception:  # noqa: BLE001  (the page builds it again, and says what went wrong)
+                pass
 
     threading.Thread(target=run, name="summarize-ahead", daemon=True).start()
     return True
