@@ -18,9 +18,12 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 - layer switch: pick layer 3 in the Layer selector until "layer 3" is drawn (a new figure; over
   the emulated link below: layer 2);
 - all layers × heads: click that view until its map (one mosaic of L × H tiles) is drawn;
-- the split of each: "chart in at" (the largest websocket frame, the chart, arrived: the server's
-  run, its figure and the transfer) and "then drawn in" (the browser: decoding, Plotly, layout, paint);
-- websocket bytes received by the page during each of those (Playwright ``framereceived``), and
+- the split of each: "chart in at" (the server's share: from the click's first websocket frame
+  leaving the browser to the largest frame, the chart, arriving; both by Chromium's network
+  timestamps (CDP), which the page's busy main thread and Playwright's event queue do not delay:
+  Playwright's own frame events came 0.15-0.2 s late) and "then drawn in" (the rest: the browser's
+  click, decoding, Streamlit's render, Plotly, layout, paint);
+- websocket bytes received by the page during each of those (CDP ``Network.webSocketFrameReceived``), and
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
 - the same click → first heatmap and layer switch over an emulated 20 Mbit/s down, 5 Mbit/s up,
   40 ms link (Chromium DevTools ``Network.emulateNetworkConditions``), one more fresh session per run.
@@ -37,6 +40,7 @@ documents in one session (the trace cache keeps the last 8) and the server's VmR
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import time
 import zlib
@@ -68,25 +72,37 @@ NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThr
 
 class Bytes:
     """Websocket bytes received by one page since the last ``reset`` (the messages, as the page
-    gets them), the same deflated as the server's permessage-deflate sends them when
+    gets them, from Chromium's DevTools protocol), the same deflated as the server's permessage-deflate sends them when
     server.enableWebsocketCompression is on (uvicorn's settings: 12-bit window, memLevel 5, context
-    kept across messages; Playwright shows frames decompressed, so this is recomputed here), and
-    when the largest frame (the chart) arrived."""
+    kept across messages; CDP shows frames decompressed, so this is recomputed here), and
+    ``server_s``: seconds from the first frame the page sent to the largest frame (the chart) it
+    received, by Chromium's network clock (CDP ``Network.webSocketFrameSent/Received``)."""
 
-    def __init__(self, page):
-        self.n, self.wire, self.big, self.big_at = 0, 0, 0, None
+    def __init__(self, cdp):
+        self.n, self.wire, self._sent, self._big = 0, 0, None, (0, None)
         self._deflate = zlib.compressobj(wbits=-12, memLevel=5)
-        page.on("websocket", lambda ws: ws.on("framereceived", self._add))
+        cdp.on("Network.webSocketFrameSent", self._left)
+        cdp.on("Network.webSocketFrameReceived", self._arrived)
+        cdp.send("Network.enable")
 
-    def _add(self, payload):
-        data = payload if isinstance(payload, (bytes, bytearray)) else payload.encode()
+    def _left(self, e) -> None:
+        if self._sent is None and e["response"]["opcode"] in (1, 2):  # a message, not a ping's pong
+            self._sent = e["timestamp"]
+
+    def _arrived(self, e) -> None:
+        frame = e["response"]
+        data = base64.b64decode(frame["payloadData"]) if frame["opcode"] == 2 else frame["payloadData"].encode()
         self.n += len(data)
         self.wire += len(self._deflate.compress(data) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
-        if len(data) > self.big:
-            self.big, self.big_at = len(data), time.perf_counter()
+        if self._sent is not None and len(data) > self._big[0]:
+            self._big = (len(data), e["timestamp"])
+
+    @property
+    def server_s(self) -> float | None:
+        return None if self._big[1] is None else self._big[1] - self._sent
 
     def reset(self) -> None:
-        self.n, self.wire, self.big, self.big_at = 0, 0, 0, None
+        self.n, self.wire, self._sent, self._big = 0, 0, None, (0, None)
 
 
 def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
@@ -105,25 +121,23 @@ def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
 
 
 def timed(page, bytes_: Bytes, action, title: str | None, timeout_s: float) -> tuple[float, float | None]:
-    """Seconds from ``action()`` to a heatmap (titled ``title``) drawn, and the seconds until the
-    largest websocket frame (the chart's spec) arrived: the server's share. Meanwhile ``bytes_``
+    """Seconds from ``action()`` to a heatmap (titled ``title``) drawn, and the server's share
+    (``Bytes.server_s``: the action's first frame out to the chart's frame in). Meanwhile ``bytes_``
     counts the websocket bytes (``n`` as received, ``wire`` deflated)."""
     bytes_.reset()
     t = time.perf_counter()
     action()
     page.wait_for_function(HEATMAP_DRAWN, arg=title, timeout=timeout_s * 1000, polling="raf")
     page.evaluate(PAINTED)
-    done = time.perf_counter()
-    return done - t, (bytes_.big_at - t) if bytes_.big_at and bytes_.big_at <= done else None
+    return time.perf_counter() - t, bytes_.server_s
 
 
 def open_app(browser, url: str, path: str = "", throttle: bool = False):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    cdp = page.context.new_cdp_session(page)
+    counter = Bytes(cdp)  # (enables CDP's Network domain)
     if throttle:
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Network.enable")
         cdp.send("Network.emulateNetworkConditions", NETWORK)
-    counter = Bytes(page)
     page.goto(f"{url}/{path}", timeout=120_000)
     page.get_by_role("button", name="Summarize").wait_for(timeout=180_000)
     # the sidebar's blank chart is drawn once plotly.js (4.8 MB) has arrived (ui.figures.preload_plotly):
