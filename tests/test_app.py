@@ -182,6 +182,7 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     from ui.chart import themed
     from ui.cache import BoundedCache, figure_bytes
     from ui.resources import figure_cache
+    from viz import alt
 
     figure_cache.clear()  # a new, empty cache for this test
     specs, sent = [], []
@@ -201,6 +202,9 @@ def test_figure_cache_shares_one_figure_between_sessions_and_is_bounded():
     assert json.loads(specs[0]) == themed(plain) and specs[0] != json.dumps(plain)
     assert json.loads(specs[0])["layout"]["title"]["text"] == f"<b>{maps[0].layout.title.text}</b>"
     assert figure_bytes_sent(maps[0]) is maps[0]._chart_bytes and maps[0]._chart_bytes in sent[0]
+    # its "As text" table, made once too, is the one the figure describes, and the page shows it
+    assert maps[0]._alt_table == alt.table_html(maps[0]) and "<table" in maps[0]._alt_table
+    assert any(maps[0]._alt_table in e.proto.body for e in at.get("html"))
     assert 0 < cache.nbytes <= cache.max_bytes and len(cache) <= cache.max_entries
     assert figure_bytes(maps[0]) > figure_bytes(go.Figure(maps[0]))  # the copy for the wire counts
     small = BoundedCache(max_entries=100, max_bytes=3 * figure_bytes(go.Figure(maps[0])), size=figure_bytes)

@@ -119,6 +119,8 @@ def dataframe(data, name: str, **kwargs) -> None:
 
 
 def text_alternative(fig, n: int = 8) -> None:
-    """A collapsed "As text" table under a chart (viz.alt.describe)."""
+    """A collapsed "As text" table under a chart (viz.alt.describe); a shared figure's table is
+    made once (``ui.figures.wired``: ``fig._alt_table``)."""
+    table = getattr(fig, "_alt_table", None) if n == 8 else None
     with st.expander(f"As text: {markdown_text(preview(alt.name(fig), 80))}"):
-        st.html(f'<div class="microscope-table">{alt.table_html(fig, n)}</div>')
+        st.html(f'<div class="microscope-table">{table or alt.table_html(fig, n)}</div>')
