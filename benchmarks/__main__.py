@@ -116,7 +116,8 @@ def run(quick: bool) -> dict:
         "bertviz_model_view_html_bytes": p["model_view_html_bytes"],
         "layer_button_s": b["median"].get("layer_button_s"),  # the figure's layer button (a preview)
         "layer_exact_s": b["median"].get("layer_exact_s"),
-        "layer_switch_s": b["median"].get("layer_switch_s"),  # the Layer selector (a server round trip)
+        "layer_switch_s": b["median"].get("layer_switch_s"),  # the Layer selector (its preview, in the page)
+        "layer_switch_exact_s": b["median"].get("layer_switch_exact_s"),  # (then its exact map, a server round trip)
         "head_exact_s": b["median"].get("head_exact_s"),
         "throttled_first_heatmap_s": b["throttled_median"].get("click_to_first_heatmap_s"),
         "throttled_layer_switch_s": b["throttled_median"].get("layer_switch_s"),

@@ -95,16 +95,40 @@ def _blank():
 # Plotly button clicks to Python, so this component (no HTML, JS in the page) listens for them on
 # the chart marked ``layout.meta.relay`` and sends the clicked button's label as a trigger: "layer"
 # for the layer row, "head" for the head rows (only where ``relay`` is "head": else every head is exact).
+# The page's Layer selector is a rerun away from its map: where the page has one selector and one
+# chart with layer buttons, a layer picked in it presses that layer's button at once (its preview),
+# with no trigger (the selector's own rerun brings the exact map).
 _RELAY_JS = """
 export default function(component) {
   const { setTriggerValue } = component;
   // once the preview has painted (two frames, then 50 ms): the rerun's messages would delay it
   const later = (f) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(f, 50)));
   const relay = (heads) => (e) => {
+    if (window.__microscopeSelector) return;  // pressed for the Layer selector
     const which = e.menu && e.menu.name === 'layer' ? 'layer' : 'head';
     if (which === 'layer' || heads) later(() => setTriggerValue(which, e.button.label));
   };
   const both = relay(true), layers = relay(false);
+  const layered = (gd) => ((gd._fullLayout && gd._fullLayout.updatemenus) || []).some((m) => m.name === 'layer');
+  const only = (selector) => { const all = document.querySelectorAll(selector); return all.length === 1 ? all[0] : null; };
+  const pressLayer = (label) => {
+    const gd = [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].filter(layered);
+    if (gd.length !== 1) return;
+    let i = 0;  // Plotly draws every menu's buttons in menu order
+    for (const menu of gd[0]._fullLayout.updatemenus) {
+      for (const [k, b] of (menu.buttons || []).entries()) {
+        if (menu.name === 'layer' && b.label === label) {
+          if (menu.active === k) return;
+          window.__microscopeSelector = true;
+          try {
+            gd[0].querySelectorAll('.updatemenu-button')[i].dispatchEvent(new MouseEvent('click', {bubbles: true}));
+          } finally { window.__microscopeSelector = false; }
+          return;
+        }
+        i++;
+      }
+    }
+  };
   const hook = () => {
     for (const gd of document.querySelectorAll('.js-plotly-plot')) {
       const mode = gd.layout && gd.layout.meta && gd.layout.meta.relay;
@@ -113,6 +137,14 @@ export default function(component) {
       if (gd.__relay) gd.removeListener('plotly_buttonclicked', gd.__relay);
       gd.__relay = send;
       gd.on('plotly_buttonclicked', send);
+    }
+    const picker = only('[data-testid=stMain] input[role=combobox][aria-label="Layer"]');
+    if (picker && !picker.__follow) {  // its value attribute changes as an option is picked
+      picker.__follow = true;
+      new MutationObserver(() => {
+        const v = picker.getAttribute('value');
+        if (picker.getAttribute('aria-expanded') === 'false' && /^[0-9]+$/.test(v || '')) pressLayer(v);
+      }).observe(picker, {attributes: true, attributeFilter: ['value', 'aria-expanded']});
     }
   };
   hook();
