@@ -1,7 +1,7 @@
 """The real app in a real browser: time to the first heatmap, to switch head, bytes on the wire,
 server memory.
 
-    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--model NAME=BACKBONE_DIR,CHECKPOINT] [--profile N] [--json OUT]
+    python -m benchmarks.browser [--runs 5] [--rss-docs 10] [--model NAME=BACKBONE_DIR,CHECKPOINT] [--pause S] [--profile N] [--json OUT]
 
 Starts ``streamlit run app.py`` on a free local port and drives Debian's Chromium (headless)
 with Playwright. Each run is a fresh browser session on the BERT attention page with a
@@ -172,8 +172,9 @@ def head_button(page, label: str, menu: str = "head") -> None:
     page.locator(f'.updatemenu-button[aria-label="Show {name}"]').first.click()
 
 
-def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: bool = False) -> dict:
-    """One fresh session: each step's seconds, websocket bytes, server CPU seconds (until idle)."""
+def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: bool = False, pause: float = 0) -> dict:
+    """One fresh session: each step's seconds, websocket bytes, server CPU seconds (until idle).
+    ``pause``: seconds between the pasted document's rerun and the click on Summarize."""
     page, counter = open_app(browser, url, "bert_attention", throttle)
     out = {}
 
@@ -196,6 +197,7 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
 
     try:
         enter_document(page, text)
+        time.sleep(pause)
         step("click_to_first_heatmap", lambda: page.get_by_role("button", name="Summarize").click(), "head 1")
         if not throttle:  # the button shows a preview at once; the relay brings the exact map ("head 2:")
             page.evaluate(MARK)
@@ -266,6 +268,8 @@ def main(argv=None) -> dict:
     p.add_argument("--rss-docs", type=int, default=10, help="documents summarized before reading the RSS")
     p.add_argument("--tokens", type=int, default=512)
     p.add_argument("--timeout", type=float, default=120, help="seconds to wait for one heatmap")
+    p.add_argument("--pause", type=float, default=0, help="seconds from the pasted document's rerun to the click on "
+                   "Summarize (a user who reads it over first; the app summarizes it meanwhile: ui.runs.ahead)")
     p.add_argument("--server-env", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra environment for the streamlit server, e.g. OMP_WAIT_POLICY=PASSIVE")
     p.add_argument("--model", metavar="NAME=BACKBONE_DIR[,CHECKPOINT]",
@@ -311,12 +315,13 @@ def main(argv=None) -> dict:
                     result = {"tokens": tokens, "sessions": args.profile, "browser_self_ms_per_run": spent}
                     write_json("browser_profile", result, args.json)
                     return result
-                warm = one_run(browser, server.url, variant(-1), args.timeout, pid)
+                warm = one_run(browser, server.url, variant(-1), args.timeout, pid, pause=args.pause)
                 print("warm-up", warm, flush=True)
                 for i in range(args.runs):
-                    runs.append(one_run(browser, server.url, variant(i), args.timeout, pid))
+                    runs.append(one_run(browser, server.url, variant(i), args.timeout, pid, pause=args.pause))
                     print(f"run {i + 1}", runs[-1], flush=True)
-                    slow.append(one_run(browser, server.url, variant(50 + i), args.timeout, pid, throttle=True))
+                    slow.append(one_run(browser, server.url, variant(50 + i), args.timeout, pid, throttle=True,
+                                        pause=args.pause))
                     print(f"run {i + 1}, 20 Mbit/s", slow[-1], flush=True)
                 rss["after_timed_runs"] = rss_mb(server.proc.pid)
             with Server(log, env=env, app_args=app_args) as server:  # memory: a fresh server, the model + N documents
@@ -340,7 +345,7 @@ def main(argv=None) -> dict:
     med = {k: median([r[k] for r in runs]) for k in keys}
     slow_med = {k: median([r[k] for r in slow]) for k in slow[0]} if slow else {}
     final = rss.get(f"after_{args.rss_docs}_documents", {})
-    result = {"model": args.model or "shipped", "tokens": tokens, "runs": args.runs, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
+    result = {"model": args.model or "shipped", "tokens": tokens, "runs": args.runs, "pause_s": args.pause, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
               "throttled_median": slow_med, "throttled_runs": slow, "network": NETWORK,
               "head_switch_remounted_chart": [r["head_switch_remounted_chart"] for r in runs],
               "server_memory_mb": rss, "rss_mb": final.get("rss_mb"), "rss_hwm_mb": final.get("hwm_mb"),
