@@ -22,7 +22,7 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
 - the split of each: "chart in at" (the server's share: from the click's first websocket frame
   leaving the browser to the largest frame, the chart, arriving; both by Chromium's network
   timestamps (CDP), which the page's busy main thread and Playwright's event queue do not delay:
-  Playwright's own frame events came 0.15-0.2 s late) and "then drawn in" (the rest: the browser's
+  Playwright's own frame events came 0.16-0.22 s late: benchmarks/HISTORY.md, session 39) and "then drawn in" (the rest: the browser's
   click, decoding, Streamlit's render, Plotly, layout, paint);
 - websocket bytes received by the page during each of those (CDP ``Network.webSocketFrameReceived``), and
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
@@ -73,9 +73,10 @@ NETWORK = dict(offline=False, latency=40, downloadThroughput=20e6 / 8, uploadThr
 
 class Bytes:
     """Websocket bytes received by one page since the last ``reset`` (the messages, as the page
-    gets them, from Chromium's DevTools protocol), the same deflated as the server's permessage-deflate sends them when
-    server.enableWebsocketCompression is on (uvicorn's settings: 12-bit window, memLevel 5, context
-    kept across messages; CDP shows frames decompressed, so this is recomputed here), and
+    gets them, from Chromium's DevTools protocol), the same deflated as the server's
+    permessage-deflate sends them when server.enableWebsocketCompression is on (uvicorn's settings:
+    12-bit window, memLevel 5, context kept across messages; CDP shows frames decompressed, so this
+    is recomputed here), and
     ``server_s``: seconds from the first frame the page sent to the largest frame (the chart) it
     received, by Chromium's network clock (CDP ``Network.webSocketFrameSent/Received``)."""
 

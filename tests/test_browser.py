@@ -69,6 +69,13 @@ def test_every_page_in_chromium(server, browser, shots):
     assert layer_box.locator("input").input_value() == "3"
     assert page.locator('.updatemenu-button[aria-label="Show layer 3"][aria-pressed="true"]').count() == 1
     assert page.locator('.updatemenu-button[aria-label="Show head 4"][aria-pressed="true"]').count() == 1
+    # the Layer selector: its layer's preview at once too (the chart's button, pressed in the page), then the
+    # exact map its rerun brings
+    pick(page, page.get_by_test_id("stMain"), "Layer", "2")
+    page.wait_for_function(title % "layer 2, head 4 (preview)", timeout=60_000)
+    page.wait_for_function(title % "layer 2, head 4:", timeout=60_000)
+    idle(page)
+    assert page.locator('.updatemenu-button[aria-label="Show layer 2"][aria-pressed="true"]').count() == 1
     page.screenshot(path=str(shots / "bert_attention.png"), full_page=True)
 
     for name in PAGES:
