@@ -118,9 +118,9 @@ def dataframe(data, name: str, **kwargs) -> None:
             ">", f'><caption style="text-align: left;">{html.escape(name)}</caption>', 1) + "</div>")
 
 
-def text_alternative(fig, n: int = 8) -> None:
+def text_alternative(fig) -> None:
     """A collapsed "As text" table under a chart (viz.alt.describe); a shared figure's table is
     made once (``ui.figures.wired``: ``fig._alt_table``)."""
-    table = getattr(fig, "_alt_table", None) if n == 8 else None
+    table = getattr(fig, "_alt_table", None) or alt.table_html(fig)
     with st.expander(f"As text: {markdown_text(preview(alt.name(fig), 80))}"):
-        st.html(f'<div class="microscope-table">{table or alt.table_html(fig, n)}</div>')
+        st.html(f'<div class="microscope-table">{table}</div>')
