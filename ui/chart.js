@@ -30,10 +30,8 @@ export default function(component) {
       return;
     }
     if (!div._fullLayout) { div.textContent = ''; div.style.height = height; }  // after a message
-    const config = {...sent.config, responsive: false, displaylogo: false,
-                    modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
-    if (!config.staticPlot && div.requestFullscreen) config.modeBarButtonsToAdd = [fullscreen(div, Plotly)];  // not on an iPhone
-    Plotly.react(div, sent.figure.data, sent.figure.layout, config);
+    Plotly.react(div, sent.figure.data, sent.figure.layout, options(sent.config, div, Plotly));
+    if (sent.warm) warmUp(Plotly, sent.warm);
     if (!div.__resize) {  // one resize a frame, as the column's width settles
       let queued = false;
       div.__resize = new ResizeObserver(() => {
@@ -45,6 +43,34 @@ export default function(component) {
     }
   });
   return undefined;
+}
+
+function options(config, div, Plotly) {
+  const out = {...config, responsive: false, displaylogo: false,
+               modeBarButtonsToRemove: ['lasso2d', 'select2d', 'sendDataToCloud', 'sendChartToCloud']};
+  if (!out.staticPlot && div.requestFullscreen) out.modeBarButtonsToAdd = [fullscreen(div, Plotly)];  // not on an iPhone
+  return out;
+}
+
+// plotly.js compiles its code as it first runs it: a page's first token map drew in about twice the
+// time of its next ones (ui.figures.preload_plotly). Once a page, when it is idle, a small map of
+// the same kind is drawn out of sight, one of its buttons pressed, and removed.
+function warmUp(Plotly, fig) {
+  if (window.__microscopeWarmed) return;
+  window.__microscopeWarmed = true;
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 100));
+  idle(() => {
+    const div = document.createElement('div');
+    div.setAttribute('aria-hidden', 'true');
+    div.inert = true;
+    div.style.cssText = 'position:fixed;left:-10000px;top:0;width:900px;visibility:hidden;pointer-events:none';
+    document.body.appendChild(div);
+    const done = () => { Plotly.purge(div); div.remove(); };
+    const button = ((fig.layout.updatemenus || [])[0] || {buttons: []}).buttons[1];
+    Plotly.newPlot(div, fig.data, fig.layout, options({}, div, Plotly))
+      .then(() => button && Plotly.update(div, ...button.args))
+      .then(done, done);
+  }, {timeout: 2000});
 }
 
 function same(a, b) {

@@ -55,10 +55,12 @@ def figure_bytes(fig) -> bytes:
     return kept if kept is not None else encode(fig)
 
 
-def draw(fig, key: str | None, config: dict) -> None:
-    """``fig`` on the page as the chart ``key``, with Plotly's ``config`` (modebar, image format)."""
+def draw(fig, key: str | None, config: dict, warm: bytes | None = None) -> None:
+    """``fig`` on the page as the chart ``key``, with Plotly's ``config`` (modebar, image format).
+    ``warm``: a figure's ``encode``d bytes that the page draws once off-screen (ui.figures.preload_plotly)."""
     head = orjson.dumps({"lib": plotly_js()[0], "config": config})
-    _element(key=key, data=head[:-1] + b',"figure":' + figure_bytes(fig) + b"}")
+    extra = b"" if warm is None else b',"warm":' + warm
+    _element(key=key, data=head[:-1] + extra + b',"figure":' + figure_bytes(fig) + b"}")
 
 
 def spec(data: bytes) -> dict:

@@ -79,8 +79,33 @@ def wired(fig):
 def preload_plotly():
     """plotly.js (4.8 MB, 1.4 MB gzipped) loads when a session's first chart mounts, on the first
     Summarize. An empty 10-px static chart at the foot of the sidebar loads it while the user is
-    still pasting (the gain: benchmarks/README.md)."""
-    chart.draw(_blank(), "plotly_preload", {"staticPlot": True})
+    still pasting (the gain: benchmarks/README.md). On a session's first run it also carries a
+    small token map (``_warm``) that the page draws once off-screen, then removes: plotly.js
+    compiles its code as it first runs it, and a fresh page drew its first 470-token map in
+    0.24-0.30 s where a page that had drawn one drew it in 0.13 (benchmarks/HISTORY.md, session 40)."""
+    first = not st.session_state.get(state.PLOTLY_WARMED)
+    st.session_state[state.PLOTLY_WARMED] = True
+    chart.draw(_blank(), "plotly_preload", {"staticPlot": True}, warm=_warm() if first else None)
+
+
+@functools.lru_cache(maxsize=1)
+def _warm() -> bytes:
+    """What ``ui.chart.draw`` sends for a 24-token map of even, made-up attention on 2 layers × 2
+    heads, built as the BERT page's map is (exact weights, the other layer as a preview, buttons,
+    sentence lines, colour bar), with no relay (the page's relay listens to charts so marked)."""
+    import types
+
+    import numpy as np
+
+    from viz.attention import token_heatmap
+
+    n = 24
+    made_up = types.SimpleNamespace(tokens=[f"w{i}" for i in range(n)], token_sentence=np.arange(n) // 8,
+                                    bert_attention=np.full((2, 2, n, n), 1 / n, dtype=np.float16))
+    fig = token_heatmap(made_up, 0, 0, layers=True)
+    fig.layout.meta = None
+    fig.layout.title.text = "warm-up"
+    return chart.encode(fig)
 
 
 @functools.lru_cache(maxsize=1)
