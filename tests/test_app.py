@@ -19,13 +19,26 @@ def summarizer_loaded(summarizer):
 
 
 def test_before_summarize_an_info_on_every_page(summarizer_loaded):
+    from ui.chart import spec as sent
+
+    def preload(at):
+        return [c for c in at.sidebar.get("bidi_component") if c.proto.component_name == "microscope_chart"]
+
     at = new_app()
+    warm = [sent(preload(at)[0].proto.bytes).get("warm")]
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception
         assert len(charts(at)) == 0 and "Summarize" in at.info[0].value
-        assert [c.key for c in at.sidebar.get("bidi_component")
-                if c.proto.component_name == "microscope_chart"] == ["plotly_preload"]  # plotly.js loads now
+        assert [c.key for c in preload(at)] == ["plotly_preload"]  # plotly.js loads now
+        warm.append(sent(preload(at)[0].proto.bytes).get("warm"))
+    # with a token map to draw once off-screen (ui.figures.preload_plotly), the same every run: the kind
+    # the BERT page draws (one exact map shown, every other trace hidden, head and layer buttons), unrelayed
+    first = warm[0]
+    assert first and all(w == first for w in warm)
+    assert [t["type"] for t in first["data"]] == ["heatmap"] * len(first["data"]) and len(first["data"]) > 2
+    assert [t["visible"] for t in first["data"]] == [True] + [False] * (len(first["data"]) - 1)
+    assert [m["name"] for m in first["layout"]["updatemenus"]] == ["layer", "head"] and first["layout"].get("meta") is None
 
 
 def test_empty_document_is_a_message_not_a_traceback(summarizer_loaded):

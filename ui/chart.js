@@ -57,7 +57,7 @@ function options(config, div, Plotly) {
 // the same kind is drawn out of sight, one of its buttons pressed, and removed.
 function warmUp(Plotly, fig) {
   if (window.__microscopeWarmed) return;
-  window.__microscopeWarmed = true;
+  window.__microscopeWarmed = 'pending';
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 100));
   idle(() => {
     const div = document.createElement('div');
@@ -65,7 +65,7 @@ function warmUp(Plotly, fig) {
     div.inert = true;
     div.style.cssText = 'position:fixed;left:-10000px;top:0;width:900px;visibility:hidden;pointer-events:none';
     document.body.appendChild(div);
-    const done = () => { Plotly.purge(div); div.remove(); };
+    const done = () => { Plotly.purge(div); div.remove(); window.__microscopeWarmed = 'done'; };
     const button = ((fig.layout.updatemenus || [])[0] || {buttons: []}).buttons[1];
     Plotly.newPlot(div, fig.data, fig.layout, options({}, div, Plotly))
       .then(() => button && Plotly.update(div, ...button.args))

@@ -79,13 +79,13 @@ def wired(fig):
 def preload_plotly():
     """plotly.js (4.8 MB, 1.4 MB gzipped) loads when a session's first chart mounts, on the first
     Summarize. An empty 10-px static chart at the foot of the sidebar loads it while the user is
-    still pasting (the gain: benchmarks/README.md). On a session's first run it also carries a
-    small token map (``_warm``) that the page draws once off-screen, then removes: plotly.js
-    compiles its code as it first runs it, and a fresh page drew its first 470-token map in
-    0.24-0.30 s where a page that had drawn one drew it in 0.13 (benchmarks/HISTORY.md, session 40)."""
-    first = not st.session_state.get(state.PLOTLY_WARMED)
-    st.session_state[state.PLOTLY_WARMED] = True
-    chart.draw(_blank(), "plotly_preload", {"staticPlot": True}, warm=_warm() if first else None)
+    still pasting (the gain: benchmarks/README.md). It also carries a small token map (``_warm``)
+    that the page draws once off-screen, then removes: plotly.js compiles its code as it first
+    runs it, and a fresh page drew its first 470-token map in 0.24-0.30 s where a page that had
+    drawn one drew it in 0.13 (benchmarks/HISTORY.md, session 40). The same 34 KB every run: past
+    Streamlit's ``global.minCachedMessageSize`` (10 KB), the browser keeps the message, and a
+    rerun sends a reference to it."""
+    chart.draw(_blank(), "plotly_preload", {"staticPlot": True}, warm=_warm())
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,7 +17,6 @@ UNSAVED = "_unsaved_document"  # the summarized document, not yet in the store (
 CAPTURE = "_figures_capture"  # while a story's slide is made (ui.present): the figures plot() is given, in order
 TEACHING = "class_teaching"  # the code of the class this session leads (ui.classroom; the head map relays for it)
 STEP = "class_step"  # the tour step this session shows (a lesson's or a class's: ui.classroom; ui.arrival sets it)
-PLOTLY_WARMED = "_plotly_warmed"  # this session's page has had its warm-up map (ui.figures.preload_plotly)
 
 
 def keep(key: str) -> str:
