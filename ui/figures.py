@@ -81,8 +81,8 @@ def preload_plotly():
     Summarize. An empty 10-px static chart at the foot of the sidebar loads it while the user is
     still pasting (the gain: benchmarks/README.md). It also carries a small token map (``_warm``)
     that the page draws once off-screen, then removes: plotly.js compiles its code as it first
-    runs it, and a fresh page drew its first 470-token map in 0.24-0.30 s where a page that had
-    drawn one drew it in 0.13 (benchmarks/HISTORY.md, session 40). The same 34 KB every run: past
+    runs it: a new page drew its first 470-token map in 0.22 s, 0.17 after the warm-up map, 0.10
+    once warm (``python -m benchmarks.plotly_ab``, session 40). The same 34 KB every run: past
     Streamlit's ``global.minCachedMessageSize`` (10 KB), the browser keeps the message, and a
     rerun sends a reference to it."""
     chart.draw(_blank(), "plotly_preload", {"staticPlot": True}, warm=_warm())
