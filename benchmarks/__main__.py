@@ -227,8 +227,8 @@ def main(argv=None) -> dict:
         for k, (op, v) in TARGETS.items():
             print(f"{k:40} {result[k]!s:>10}  {op} {v:<8g} {'met' if result['targets_met'][k] else 'MISSED'}")
         split = result["first_heatmap_split"]
-        print(f"first heatmap: the chart's message at {split['server_s']} s (server CPU {split['server_cpu_s']} s), "
-              f"then {split['browser_s']} s in the browser")
+        print(f"first heatmap: the server had the click at {split['request_in_s']} s and sent the chart at "
+              f"{split['chart_out_s']} s (server CPU {split['server_cpu_s']} s), then {split['browser_s']} s to drawn")
     return result
 
 

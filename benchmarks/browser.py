@@ -19,11 +19,14 @@ the trace cache misses and BERT really runs; 2-word sentences are not fed to the
   button pressed in the page: a preview), then until "layer 3, head 2:" (the exact map, a new
   figure from the selector's rerun); over the emulated link below: layer 2, the first drawn;
 - all layers × heads: click that view until its map (one mosaic of L × H tiles) is drawn;
-- the split of each: "chart in at" (the server's share: from the click's first websocket frame
-  leaving the browser to the largest frame, the chart, arriving; both by Chromium's network
-  timestamps (CDP), which the page's busy main thread and Playwright's event queue do not delay:
-  Playwright's own frame events came 0.16-0.22 s late: benchmarks/HISTORY.md, session 39) and "then drawn in" (the rest: the browser's
-  click, decoding, Streamlit's render, Plotly, layout, paint);
+- the split of each, by the server's clock (``benchmarks/server_clock``): "request in at" (the
+  click in the browser, until the server has the rerun request), "chart out at" (then the
+  server's rerun, until it queues its largest message, the chart) and "then drawn in" (the rest:
+  the network, Streamlit's render of the rerun's messages in the page, the chart's JSON, Plotly,
+  layout, paint); and "page had it at": the action's first websocket frame out to the chart's in
+  by the page's DevTools events (CDP), which Chromium stamps on the page's main thread, so a page
+  busy rendering the messages before the chart gets the chart's late (Playwright's own frame
+  events later still: benchmarks/HISTORY.md, sessions 39-40);
 - websocket bytes received by the page during each of those (CDP ``Network.webSocketFrameReceived``), and
   the server's CPU seconds (user + system, /proc) from the action until the app is idle again;
 - the same click → first heatmap and layer switch over an emulated 20 Mbit/s down, 5 Mbit/s up,
@@ -107,6 +110,33 @@ class Bytes:
         self.n, self.wire, self._sent, self._big = 0, 0, None, (0, None)
 
 
+def server_clock(env: dict, path: Path) -> dict:
+    """``env`` for a server that writes its clock to ``path`` (benchmarks/server_clock)."""
+    here = str(Path(__file__).with_name("server_clock"))
+    return {**env, "MICROSCOPE_BENCH_CLOCK": str(path),
+            "PYTHONPATH": os.pathsep.join(p for p in (here, env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))) if p)}
+
+
+def split(clock: list[tuple[float, str, str]], run: dict) -> None:
+    """Each step of ``run`` (its ``_windows``: wall-clock start and drawn) split by the server's
+    ``clock``: ``{step}_request_in_s`` (the action until the server has the rerun request),
+    ``{step}_chart_out_s`` (until it queued its largest message, the chart), ``{step}_in_browser_s``
+    (then until drawn)."""
+    for name, (start, end) in run.pop("_windows").items():
+        got = next((t for t, kind, what in clock if kind == "in" and what == "rerun_script" and t >= start), None)
+        out = [(int(n), t) for t, kind, n in clock if kind == "out" and got is not None and got <= t <= end]
+        if not out:
+            continue
+        chart = max(out)[1]
+        run.update({f"{name}_request_in_s": round(got - start, 3), f"{name}_chart_out_s": round(chart - start, 3),
+                    f"{name}_in_browser_s": round(end - chart, 3)})
+
+
+def read_clock(path: Path) -> list[tuple[float, str, str]]:
+    with open(path, encoding="utf-8") as f:
+        return [(float(t), kind, what) for t, kind, what in (line.split() for line in f if line.count(" ") == 2)]
+
+
 def wait_idle(page, timeout_s: float = 120, quiet_s: float = 0.4) -> None:
     """Until Streamlit's "running" status widget has been absent for ``quiet_s``."""
     deadline, quiet_since = time.time() + timeout_s, None
@@ -177,12 +207,14 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
     """One fresh session: each step's seconds, websocket bytes, server CPU seconds (until idle).
     ``pause``: seconds between the pasted document's rerun and the click on Summarize."""
     page, counter = open_app(browser, url, "bert_attention", throttle)
-    out = {}
+    windows = {}
+    out = {"_windows": windows}
 
-    def step(name, action, title, exact=None):
+    def step(name, action, title, exact=None, served=True):
         """``exact``: a title drawn after ``title`` (the map from the server after a preview), timed
-        from the same action: ``{name}_exact_s``, and the split, bytes and CPU are that one's."""
-        cpu, t = cpu_seconds(pid), time.perf_counter()
+        from the same action: ``{name}_exact_s``, and the split, bytes and CPU are that one's.
+        ``served``: False where the map timed is drawn in the page alone (a preview): no split."""
+        cpu, t, wall = cpu_seconds(pid), time.perf_counter(), time.time()
         s, srv = timed(page, counter, action, title, timeout_s)
         out[f"{name}_s"] = round(s, 3)
         if exact:
@@ -190,9 +222,10 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
             page.evaluate(PAINTED)
             name, s = f"{name}_exact", time.perf_counter() - t
             out[f"{name}_s"] = round(s, 3)
+        if served or exact:
+            windows[name] = (wall, wall + s)  # split by the server's clock (``split``) once the runs are over
         wait_idle(page)
-        out.update({f"{name}_chart_received_s": None if srv is None else round(srv, 3),
-                    f"{name}_in_browser_s": None if srv is None else round(s - srv, 3),
+        out.update({f"{name}_page_had_chart_s": None if srv is None else round(srv, 3),
                     f"{name}_ws_bytes": counter.n, f"{name}_wire_bytes": counter.wire,
                     f"{name}_server_cpu_s": round(cpu_seconds(pid) - cpu, 3)})
 
@@ -227,7 +260,7 @@ def one_run(browser, url: str, text: str, timeout_s: float, pid: int, throttle: 
         open_list(page, "Layer")  # the switch is the choice: timed from the option's click
         target = "3" if not throttle else "2"  # a layer not shown yet
         step("layer_switch", lambda: page.get_by_role("option", name=target, exact=True).click(), f"layer {target}",
-             None if throttle else f"layer {target}, head 2:")  # the preview at once, as the layer button's
+             None if throttle else f"layer {target}, head 2:", served=False)  # the preview at once, as the layer button's
         if not throttle:
             step("all_layers_heads", lambda: page.locator('[data-testid="stMain"] button').filter(
                 has_text="All layers × heads").first.click(), "All ")
@@ -295,12 +328,13 @@ def main(argv=None) -> dict:
     variant = lambda i: f"Run {i}.\n{base}"  # noqa: E731  2 words: shown, not fed to BERT
 
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_streamlit_{os.getpid()}.log"
+    clock = log.with_name(f"bench_server_clock_{os.getpid()}.log")
     runs, slow, rss = [], [], {}
     env = dict(kv.split("=", 1) for kv in args.server_env)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            with Server(log, env=env, app_args=app_args) as server:
+            with Server(log, env=server_clock(env, clock), app_args=app_args) as server:
                 # first session: app.py must run once before a page URL is opened directly (otherwise
                 # Streamlit treats pages/ as a legacy MPA-v1 folder and runs the page without app.py)
                 page, _ = open_app(browser, server.url)
@@ -315,6 +349,7 @@ def main(argv=None) -> dict:
                         print(f"{v:8.1f}  {k}")
                     result = {"tokens": tokens, "sessions": args.profile, "browser_self_ms_per_run": spent}
                     write_json("browser_profile", result, args.json)
+                    clock.unlink(missing_ok=True)
                     return result
                 warm = one_run(browser, server.url, variant(-1), args.timeout, pid, pause=args.pause)
                 print("warm-up", warm, flush=True)
@@ -341,10 +376,15 @@ def main(argv=None) -> dict:
                 page.close()
         finally:
             browser.close()
+    if clock.exists():
+        server_times = read_clock(clock)
+        clock.unlink()
+        for r in [warm, *runs, *slow]:
+            split(server_times, r)
 
     keys = [k for k in runs[0] if k not in ("all_layers_heads_heatmaps", "head_switch_remounted_chart")] if runs else []
-    med = {k: median([r[k] for r in runs]) for k in keys}
-    slow_med = {k: median([r[k] for r in slow]) for k in slow[0]} if slow else {}
+    med = {k: median([r.get(k) for r in runs]) for k in keys}
+    slow_med = {k: median([r.get(k) for r in slow]) for k in slow[0]} if slow else {}
     final = rss.get(f"after_{args.rss_docs}_documents", {})
     result = {"model": args.model or "shipped", "tokens": tokens, "runs": args.runs, "pause_s": args.pause, "server_env": env, "median": med, "all_runs": runs, "warm_up": warm,
               "throttled_median": slow_med, "throttled_runs": slow, "network": NETWORK,
@@ -353,14 +393,18 @@ def main(argv=None) -> dict:
               "click_to_first_heatmap_s": med.get("click_to_first_heatmap_s"),
               "head_switch_s": med.get("head_switch_s"), "layer_button_s": med.get("layer_button_s"),
               # where the first heatmap's time goes: the server's run until the chart's message, then the browser
-              "first_heatmap_split": {"server_s": med.get("click_to_first_heatmap_chart_received_s"),
+              "first_heatmap_split": {"request_in_s": med.get("click_to_first_heatmap_request_in_s"),
+                                      "chart_out_s": med.get("click_to_first_heatmap_chart_out_s"),
                                       "browser_s": med.get("click_to_first_heatmap_in_browser_s"),
+                                      "page_had_chart_s": med.get("click_to_first_heatmap_page_had_chart_s"),
                                       "server_cpu_s": med.get("click_to_first_heatmap_server_cpu_s")},
               "bert_page_ws_bytes": (int(med["click_to_first_heatmap_ws_bytes"])
                                      if med.get("click_to_first_heatmap_ws_bytes") else None)}
     print(f"\n{tokens}-token document, median of {args.runs} fresh sessions (Chromium headless, server on 127.0.0.1)")
-    print(f"{'step':40} {'seconds':>8} {'chart in at s':>13} {'then drawn in s':>15} {'ws KB received':>15} "
-          f"{'deflated KB':>11} {'server CPU s':>12}")
+    print("split by the server's clock: the request in at, the chart out at, then drawn in; and when the page's "
+          "main thread had the chart (CDP)")
+    print(f"{'step':40} {'seconds':>8} {'request in':>10} {'chart out':>9} {'then drawn':>10} {'page had':>8} "
+          f"{'ws KB received':>15} {'deflated KB':>11} {'server CPU s':>12}")
     rows = [("click Summarize -> first heatmap", "click_to_first_heatmap", med),
             ("head 1 -> 2 (button: preview)", "head_switch", med),
             ("head 1 -> 2 (exact, from the server)", "head_exact", med),
@@ -373,8 +417,8 @@ def main(argv=None) -> dict:
             ("20 Mbit/s: click -> first heatmap", "click_to_first_heatmap", slow_med),
             ("20 Mbit/s: layer 1 -> 2", "layer_switch", slow_med)]
     for name, k, m in rows:
-        print(f"{name:40} {m.get(k + '_s')!s:>8} {m.get(k + '_chart_received_s')!s:>13} "
-              f"{m.get(k + '_in_browser_s')!s:>15} "
+        print(f"{name:40} {m.get(k + '_s')!s:>8} {m.get(k + '_request_in_s')!s:>10} {m.get(k + '_chart_out_s')!s:>9} "
+              f"{m.get(k + '_in_browser_s')!s:>10} {m.get(k + '_page_had_chart_s')!s:>8} "
               f"{(m.get(k + '_ws_bytes') or 0) / 1024:>15.1f} {(m.get(k + '_wire_bytes') or 0) / 1024:>11.1f} "
               f"{m.get(k + '_server_cpu_s')!s:>12}")
     for k, v in rss.items():

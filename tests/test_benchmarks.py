@@ -22,3 +22,7 @@ def test_every_benchmark_runs_at_its_smallest_size(tmp_path):
            "workshop", "class"}
     assert {k for k, v in parts.items() if v == "ok"} >= ran, parts
     assert all((tmp_path / f"{name}.json").exists() for name in ran)
+    # the first heatmap split by the server's own clock (benchmarks/server_clock): the click reached it, then it
+    # sent the chart, then the page drew it
+    split = json.loads((tmp_path / "browser.json").read_text())["first_heatmap_split"]
+    assert 0 < split["request_in_s"] < split["chart_out_s"] and split["browser_s"] > 0, split
