@@ -210,7 +210,9 @@ def first_figure(page: str):
     """What ``page`` draws first after the next Summarize, as ``then(trace)`` for ``ui.runs.ahead``
     to build beside the Trace (issue 71: the figure was most of the server's part of the first
     heatmap), or None. The BERT page's one-head map, on the layer, head and settings the session
-    has now, under the key ``head_map`` will ask the figure cache for (pages/bert_attention.py)."""
+    has now, under the key ``head_map`` will ask the figure cache for (pages/bert_attention.py);
+    then its "All layers × heads" view, the page's one view that took the server longer than the
+    browser (a mosaic of every map, 0.25-0.29 s: benchmarks/HISTORY.md, session 40)."""
     s = st.session_state
     if page != "bert_attention" or s.get("bert_view", view.default("bert_view")) != "One head" \
             or s.get("bert_show", view.default("bert_show")) != "attention":
@@ -220,13 +222,16 @@ def first_figure(page: str):
                 colorscale=s.get("bert_colors", view.default("bert_colors")), layers=True,
                 scale=s.get("bert_scale", view.default("bert_scale")))
 
+    level = s.get("bert_level", "token")
+
     def build(trace):
-        from viz.attention import token_heatmap
+        from viz.attention import overview, token_heatmap
 
         n_layers, n_heads = trace.bert_attention.shape[:2]
         if layer in range(n_layers) and head in (None, *range(n_heads)):  # (a view of another model's)
             sents = sorted({int(i) for i in trace.token_sentence})  # a new result: all of them (view.fresh)
             figure(token_heatmap, trace, layer, head, sentence_range=(sents[0], sents[-1]), **opts)
+        figure(overview, trace, colorscale=opts["colorscale"], level=level, scale=opts["scale"])
     return build
 
 
