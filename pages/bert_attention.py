@@ -3,7 +3,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.explain import rollout, sentence_draw
-from ui.figures import figure, head_map, plot, shared_figure
+from ui.figures import figure, head_map, later, plot, shared_figure
 from ui import view
 from ui.runs import derived, row_shares, run_mixing, run_value_zeroing, trace_key, with_maps
 from ui.view import BERT_SHOW, BERT_VIEWS
@@ -80,6 +80,8 @@ if shown == "One head":
         st.caption("Pick the layer or head with the buttons above the map: they switch in the browser at once, to a "
                    "preview (k × k-token blocks on long windows), and the exact weights follow from the server.")
         head_map(trace, layer, "bert_head", "bert_token", layer_key="bert_layer", **opts)
+        # the page's one view whose server part was larger than the browser's (benchmarks/HISTORY.md, session 40)
+        later(A.overview, trace, colorscale=colorscale, level=st.session_state.get("bert_level", "token"), scale=scale)
     else:
         mix = run_mixing(trace)
         st.caption(f"Layer {layer + 1}: context's share of each token's update (mixing ratio, residual and "

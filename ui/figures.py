@@ -4,6 +4,7 @@ buttons relay clicks to the server, and Plotly's code loaded early."""
 from __future__ import annotations
 
 import functools
+import threading
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -51,8 +52,40 @@ streamlit_template()
 def figure(build, trace, *args, **kwargs):
     """``build(trace, *args, **kwargs)`` (a viz/ function), from the figure cache when the Trace
     came from ``run_trace``. Figures are shared: nobody may change one after this."""
-    name = (build.__module__, build.__qualname__, args, tuple(sorted(kwargs.items())))
-    return shared_figure(trace, name, lambda: build(trace, *args, **kwargs))
+    return shared_figure(trace, _name(build, args, kwargs), lambda: build(trace, *args, **kwargs))
+
+
+def _name(build, args: tuple, kwargs: dict) -> tuple:
+    return build.__module__, build.__qualname__, args, tuple(sorted(kwargs.items()))
+
+
+_LATER: dict[tuple, None] = {}  # the figures ``later`` started (ordered: the oldest forgotten first)
+_LATER_LOCK = threading.Lock()
+
+
+def later(build, trace, *args, **kwargs) -> None:
+    """``figure(build, trace, *args, **kwargs)`` built in a background thread, once, unless it is
+    in the figure cache: a view the user may open next, built while they look at this one (issue
+    71). Started from the click's run, not ahead of it with the first map (``first_figure``):
+    there it took the server's CPU from the click (benchmarks/HISTORY.md, session 40)."""
+    key = trace_key(trace)
+    if key is None:
+        return
+    name = (key, *_name(build, args, kwargs))
+    with _LATER_LOCK:
+        if name in _LATER or figure_cache().peek(name) is not None:
+            return
+        _LATER[name] = None
+        while len(_LATER) > 256:
+            _LATER.pop(next(iter(_LATER)))
+
+    def run():
+        try:
+            figure(build, trace, *args, **kwargs)
+        except Exception:  # noqa: BLE001  (the page builds it again when asked, and says what went wrong)
+            pass
+
+    threading.Thread(target=run, name="figure-later", daemon=True).start()
 
 
 def shared_figure(trace, name: tuple, build):
@@ -210,9 +243,7 @@ def first_figure(page: str):
     """What ``page`` draws first after the next Summarize, as ``then(trace)`` for ``ui.runs.ahead``
     to build beside the Trace (issue 71: the figure was most of the server's part of the first
     heatmap), or None. The BERT page's one-head map, on the layer, head and settings the session
-    has now, under the key ``head_map`` will ask the figure cache for (pages/bert_attention.py);
-    then its "All layers × heads" view, the page's one view that took the server longer than the
-    browser (a mosaic of every map, 0.25-0.29 s: benchmarks/HISTORY.md, session 40)."""
+    has now, under the key ``head_map`` will ask the figure cache for (pages/bert_attention.py)."""
     s = st.session_state
     if page != "bert_attention" or s.get("bert_view", view.default("bert_view")) != "One head" \
             or s.get("bert_show", view.default("bert_show")) != "attention":
@@ -222,16 +253,13 @@ def first_figure(page: str):
                 colorscale=s.get("bert_colors", view.default("bert_colors")), layers=True,
                 scale=s.get("bert_scale", view.default("bert_scale")))
 
-    level = s.get("bert_level", "token")
-
     def build(trace):
-        from viz.attention import overview, token_heatmap
+        from viz.attention import token_heatmap
 
         n_layers, n_heads = trace.bert_attention.shape[:2]
         if layer in range(n_layers) and head in (None, *range(n_heads)):  # (a view of another model's)
             sents = sorted({int(i) for i in trace.token_sentence})  # a new result: all of them (view.fresh)
             figure(token_heatmap, trace, layer, head, sentence_range=(sents[0], sents[-1]), **opts)
-        figure(overview, trace, colorscale=opts["colorscale"], level=level, scale=opts["scale"])
     return build
 
 
