@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -61,13 +62,16 @@ def _name(build, args: tuple, kwargs: dict) -> tuple:
 
 _LATER: dict[tuple, None] = {}  # the figures ``later`` started (ordered: the oldest forgotten first)
 _LATER_LOCK = threading.Lock()
+# ``later`` waits this long first: a browser on the same machine (a laptop's demo) is drawing the
+# click's chart then, and a build at once took the cores it draws with (benchmarks/HISTORY.md, session 40)
+LATER_S = 0.6
 
 
 def later(build, trace, *args, **kwargs) -> None:
     """``figure(build, trace, *args, **kwargs)`` built in a background thread, once, unless it is
     in the figure cache: a view the user may open next, built while they look at this one (issue
-    71). Started from the click's run, not ahead of it with the first map (``first_figure``):
-    there it took the server's CPU from the click (benchmarks/HISTORY.md, session 40)."""
+    71), ``LATER_S`` after the click's run asked for it. Not ahead of the click with the first map
+    (``first_figure``): there it took the server's CPU from the click."""
     key = trace_key(trace)
     if key is None:
         return
@@ -80,6 +84,7 @@ def later(build, trace, *args, **kwargs) -> None:
             _LATER.pop(next(iter(_LATER)))
 
     def run():
+        time.sleep(LATER_S)
         try:
             figure(build, trace, *args, **kwargs)
         except Exception:  # noqa: BLE001  (the page builds it again when asked, and says what went wrong)
