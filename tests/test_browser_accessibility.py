@@ -165,6 +165,7 @@ def test_a_screen_reader_reaches_statuses_scores_chart_names_and_values(server, 
     page.locator(".js-plotly-plot .hm image").first.wait_for(timeout=60_000)
     name = title(page).strip()
     assert re.fullmatch(r"BERT layer 1, head 1: \d+ × \d+ tokens", name)
+    main.get_by_role("figure", name=name, exact=True).wait_for(timeout=5_000)  # ui/a11y.js names a new chart within 250 ms
     assert f'figure "{name}"' in main.aria_snapshot()
     z = page.evaluate(CHART_DATA, name)[0]["z"]
     strongest = max(max(r) for r in z) / 10_000

@@ -60,6 +60,8 @@ function warmUp(Plotly, fig) {
   window.__microscopeWarmed = 'pending';
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 100));
   idle(() => {
+    // a page that has drawn a chart of its own by now is warm, and a hidden map beside it would only be in the way
+    if (document.querySelector('[data-testid=stMain] .js-plotly-plot')) { window.__microscopeWarmed = 'done'; return; }
     const div = document.createElement('div');
     div.setAttribute('aria-hidden', 'true');
     div.inert = true;
