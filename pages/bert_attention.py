@@ -81,7 +81,7 @@ if shown == "One head":
                    "preview (k × k-token blocks on long windows), and the exact weights follow from the server.")
         head_map(trace, layer, "bert_head", "bert_token", layer_key="bert_layer", **opts)
         # the page's one view whose server part was larger than the browser's (benchmarks/HISTORY.md, session 40)
-        later(A.overview, trace, colorscale=colorscale, level=st.session_state.get("bert_level", "token"), scale=scale)
+        later(A.overview, trace, colorscale=colorscale, level=st.session_state.get("bert_level", view.default("bert_level")), scale=scale)
     else:
         mix = run_mixing(trace)
         st.caption(f"Layer {layer + 1}: context's share of each token's update (mixing ratio, residual and "

@@ -1,5 +1,6 @@
 """A thread-safe LRU cache bounded by entry count and by bytes, for Traces shared by every
-browser session of one server (a 512-token Trace of MiniLM is ~40 MB)."""
+browser session of one server (a 512-token Trace of MiniLM is ~40 MB); and ``Started``, what
+background work for those caches has been started."""
 from __future__ import annotations
 
 import dataclasses
@@ -86,3 +87,25 @@ class BoundedCache:
                 with self._lock:
                     self._pending.pop(key, None)
             return value
+
+
+class Started:
+    """Keys of work started in a background thread, once each (the oldest forgotten past ``bound``):
+    ``ui.runs.ahead``'s Summarizes, ``ui.figures.later``'s figures."""
+
+    def __init__(self, bound: int = 256):
+        self.bound, self._keys, self._lock = bound, {}, threading.Lock()
+
+    def claim(self, key, done=lambda: False) -> bool:
+        """True the first time for ``key``, unless ``done()`` (its result is already cached)."""
+        with self._lock:
+            if key in self._keys or done():
+                return False
+            self._keys[key] = None
+            while len(self._keys) > self.bound:
+                self._keys.pop(next(iter(self._keys)))
+            return True
+
+    def forget(self, key) -> None:
+        with self._lock:
+            self._keys.pop(key, None)

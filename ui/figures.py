@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui import chart, state, view
 from ui.a11y import text_alternative
+from ui.cache import Started
 from ui.resources import figure_cache
 from ui.runs import trace_key
 from viz import alt
@@ -60,8 +61,7 @@ def _name(build, args: tuple, kwargs: dict) -> tuple:
     return build.__module__, build.__qualname__, args, tuple(sorted(kwargs.items()))
 
 
-_LATER: dict[tuple, None] = {}  # the figures ``later`` started (ordered: the oldest forgotten first)
-_LATER_LOCK = threading.Lock()
+_LATER = Started()  # the figures ``later`` started
 # ``later`` waits this long first: a browser on the same machine (a laptop's demo) is drawing the
 # click's chart then, and a build at once took the cores it draws with (benchmarks/HISTORY.md, session 40)
 LATER_S = 0.6
@@ -76,12 +76,8 @@ def later(build, trace, *args, **kwargs) -> None:
     if key is None:
         return
     name = (key, *_name(build, args, kwargs))
-    with _LATER_LOCK:
-        if name in _LATER or figure_cache().peek(name) is not None:
-            return
-        _LATER[name] = None
-        while len(_LATER) > 256:
-            _LATER.pop(next(iter(_LATER)))
+    if not _LATER.claim(name, lambda: figure_cache().peek(name) is not None):
+        return
 
     def run():
         time.sleep(LATER_S)

@@ -17,6 +17,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import add_script_r
 
 from model.cancel import Cancelled, unless, watched
 from ui import state
+from ui.cache import Started
 from ui.models import usable_models
 from ui.resources import get_model, model_slots, result_cache, trace_cache
 from ui.view import NO_SECOND
@@ -193,8 +194,7 @@ def run_trace(text: str, k: int, block_trigram: bool, weights: str, device: str,
 
 
 _TRACE_KEYS: dict[int, tuple] = {}  # id(Trace) → its cache key, for the figure cache
-_AHEAD: dict[tuple, None] = {}  # the Summarizes started ahead (ordered: the oldest forgotten first)
-_AHEAD_LOCK = threading.Lock()
+_AHEAD = Started()  # the Summarizes started ahead
 
 
 def ahead(inputs: dict, then=None) -> bool:
@@ -209,19 +209,14 @@ def ahead(inputs: dict, then=None) -> bool:
     if not inputs["text"].strip():
         return False
     key = _cache_key(**inputs)
-    with _AHEAD_LOCK:
-        if key in _AHEAD or trace_cache().peek(key) is not None:
-            return False
-        _AHEAD[key] = None
-        while len(_AHEAD) > 256:
-            _AHEAD.pop(next(iter(_AHEAD)))
+    if not _AHEAD.claim(key, lambda: trace_cache().peek(key) is not None):
+        return False
 
     def run():
         try:
             trace = run_trace(**inputs)
         except Exception:  # noqa: BLE001  (its click computes it again and says what went wrong)
-            with _AHEAD_LOCK:
-                _AHEAD.pop(key, None)
+            _AHEAD.forget(key)
             return
         if then is not None:
             try:
